@@ -1,0 +1,75 @@
+# Quarry — two commands on a fresh machine: `make run` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# uv is pinned; it is installed into the user's Python when missing.
+UV_VERSION := 0.9.9
+PYTHON ?= python3
+UV := $(shell command -v uv 2>/dev/null)
+ifeq ($(UV),)
+UV := $(HOME)/.local/bin/uv
+endif
+VENV := .venv
+PY := $(VENV)/bin/python
+PROTO_OUT := libs/protos/src
+PROTOS := $(wildcard proto/quarry/v1/*.proto)
+LINT_PATHS := $(wildcard libs/common services tests bench scripts)
+
+.PHONY: help setup uv run test test-unit lint fmt proto proto-check bench up down logs
+
+help: ## List the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+uv:
+	@if ! "$(UV)" --version 2>/dev/null | grep -q "$(UV_VERSION)"; then \
+	  echo ">> installing uv $(UV_VERSION)"; \
+	  $(PYTHON) -m pip install --quiet --user "uv==$(UV_VERSION)" || $(PYTHON) -m pip install --quiet "uv==$(UV_VERSION)"; \
+	fi
+
+setup: uv ## Install uv and every package into .venv (idempotent)
+	@UV="$$(command -v uv || echo $(HOME)/.local/bin/uv)"; \
+	  "$$UV" sync --frozen --all-packages --all-extras --python 3.11 --quiet
+
+run: setup ## Run the stack locally (reader, ranker, orchestrator)
+	$(PY) scripts/run.py
+
+test: setup proto-check lint ## Install everything, check contracts and lint, run every test
+	$(PY) -m pytest -q -p no:cacheprovider
+
+test-unit: setup ## Unit and gRPC tests only (fast)
+	$(PY) -m pytest -q -m "not e2e" services libs
+
+lint: setup ## ruff, ruff format --check, mypy strict
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+	$(VENV)/bin/mypy $(LINT_PATHS)
+
+fmt: setup ## Format and autofix
+	$(VENV)/bin/ruff format $(LINT_PATHS)
+	$(VENV)/bin/ruff check --fix $(LINT_PATHS)
+
+# Messages + .pyi from grpcio-tools; typed service stubs (_pb2_grpc.pyi) from mypy-protobuf.
+protoc = $(PY) -m grpc_tools.protoc -Iproto --plugin=protoc-gen-mypy_grpc=$(VENV)/bin/protoc-gen-mypy_grpc \
+	  --python_out=$(1) --pyi_out=$(1) --grpc_python_out=$(1) --mypy_grpc_out=$(1) $(PROTOS)
+
+proto: setup ## Regenerate libs/protos from proto/
+	$(call protoc,$(PROTO_OUT))
+
+proto-check: setup ## Fail when the checked-in generated code drifts from proto/
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  $(call protoc,$$tmp); \
+	  for f in $$(cd $$tmp && find . -name '*.py' -o -name '*.pyi'); do \
+	    cmp -s "$$tmp/$$f" "$(PROTO_OUT)/$$f" || { echo "proto drift: $(PROTO_OUT)/$$f differs from proto/ — run 'make proto'"; exit 1; }; \
+	  done; echo "proto-check: generated code matches proto/"
+
+bench: setup ## Run the benchmarks (numbers beside a same-run baseline)
+	@for b in bench/*/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+up: ## docker compose up (build + start the hardened stack)
+	docker compose up -d --build --wait
+
+down: ## docker compose down
+	docker compose down
+
+logs: ## Follow the compose logs
+	docker compose logs -f

@@ -1,0 +1,109 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class SearchResult(_message.Message):
+    __slots__ = ("url", "title", "snippet", "engine_rank", "engines", "published", "source")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_RANK_FIELD_NUMBER: _ClassVar[int]
+    ENGINES_FIELD_NUMBER: _ClassVar[int]
+    PUBLISHED_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    title: str
+    snippet: str
+    engine_rank: int
+    engines: _containers.RepeatedScalarFieldContainer[str]
+    published: str
+    source: str
+    def __init__(self, url: _Optional[str] = ..., title: _Optional[str] = ..., snippet: _Optional[str] = ..., engine_rank: _Optional[int] = ..., engines: _Optional[_Iterable[str]] = ..., published: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+
+class RankResultsRequest(_message.Message):
+    __slots__ = ("query", "results", "top_k", "title_weight", "snippet_weight", "rrf_k")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    TITLE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    RRF_K_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    results: _containers.RepeatedCompositeFieldContainer[SearchResult]
+    top_k: int
+    title_weight: float
+    snippet_weight: float
+    rrf_k: int
+    def __init__(self, query: _Optional[str] = ..., results: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., top_k: _Optional[int] = ..., title_weight: _Optional[float] = ..., snippet_weight: _Optional[float] = ..., rrf_k: _Optional[int] = ...) -> None: ...
+
+class RankedResult(_message.Message):
+    __slots__ = ("result", "bm25f_score", "lexical_rank", "rrf_score", "rank")
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    BM25F_SCORE_FIELD_NUMBER: _ClassVar[int]
+    LEXICAL_RANK_FIELD_NUMBER: _ClassVar[int]
+    RRF_SCORE_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    result: SearchResult
+    bm25f_score: float
+    lexical_rank: int
+    rrf_score: float
+    rank: int
+    def __init__(self, result: _Optional[_Union[SearchResult, _Mapping]] = ..., bm25f_score: _Optional[float] = ..., lexical_rank: _Optional[int] = ..., rrf_score: _Optional[float] = ..., rank: _Optional[int] = ...) -> None: ...
+
+class RankResultsResponse(_message.Message):
+    __slots__ = ("results", "total")
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[RankedResult]
+    total: int
+    def __init__(self, results: _Optional[_Iterable[_Union[RankedResult, _Mapping]]] = ..., total: _Optional[int] = ...) -> None: ...
+
+class Page(_message.Message):
+    __slots__ = ("url", "title", "markdown")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    MARKDOWN_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    title: str
+    markdown: str
+    def __init__(self, url: _Optional[str] = ..., title: _Optional[str] = ..., markdown: _Optional[str] = ...) -> None: ...
+
+class RankChunksRequest(_message.Message):
+    __slots__ = ("query", "pages", "top_k", "chunk_words", "one_per_url")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    PAGES_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_WORDS_FIELD_NUMBER: _ClassVar[int]
+    ONE_PER_URL_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    pages: _containers.RepeatedCompositeFieldContainer[Page]
+    top_k: int
+    chunk_words: int
+    one_per_url: bool
+    def __init__(self, query: _Optional[str] = ..., pages: _Optional[_Iterable[_Union[Page, _Mapping]]] = ..., top_k: _Optional[int] = ..., chunk_words: _Optional[int] = ..., one_per_url: _Optional[bool] = ...) -> None: ...
+
+class Chunk(_message.Message):
+    __slots__ = ("url", "title", "text", "score", "index")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    title: str
+    text: str
+    score: float
+    index: int
+    def __init__(self, url: _Optional[str] = ..., title: _Optional[str] = ..., text: _Optional[str] = ..., score: _Optional[float] = ..., index: _Optional[int] = ...) -> None: ...
+
+class RankChunksResponse(_message.Message):
+    __slots__ = ("chunks", "total_chunks")
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    chunks: _containers.RepeatedCompositeFieldContainer[Chunk]
+    total_chunks: int
+    def __init__(self, chunks: _Optional[_Iterable[_Union[Chunk, _Mapping]]] = ..., total_chunks: _Optional[int] = ...) -> None: ...
