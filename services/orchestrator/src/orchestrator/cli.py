@@ -1,11 +1,237 @@
-"""The `quarry` command line (placeholder until the CLI issue lands)."""
+"""The `quarry` command line: ask questions through the orchestrator's HTTP API.
+
+Progress goes to stderr, the answer streams to stdout, then the numbered sources. Exit status:
+0 answered, 1 the run failed (an `error` event or a server error), 2 bad usage, 3 the engine
+asked a clarifying question (printed on stdout), 4 the API could not be reached.
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import sys
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import httpx
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_CLARIFY = 3
+EXIT_UNREACHABLE = 4
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+# Long enough for CPU inference with a 1.5B model (first tokens take ~40 s on 2 cores); the
+# server enforces its own whole-question budget and ends the stream itself.
+DEFAULT_TIMEOUT_S = 600.0
+BAR_WIDTH = 20
 
 
-def main() -> None:
-    """Print usage; the real client arrives with the orchestrator's HTTP API."""
-    sys.stderr.write("usage: quarry ask QUESTION  (not available yet)\n")
-    raise SystemExit(2)
+@dataclass
+class Progress:
+    """Renders stage progress on stderr: one rewritten line on a TTY, plain lines otherwise."""
+
+    out: TextIO
+    enabled: bool = True
+    tty: bool = False
+    reads_total: int = 0
+    reads_done: int = 0
+    _dirty: bool = False
+
+    def line(self, text: str) -> None:
+        """Show ``text`` as the current status."""
+        if not self.enabled:
+            return
+        if self.tty:
+            self.out.write("\r\033[K" + text)
+            self._dirty = True
+        else:
+            self.out.write(text + "\n")
+        self.out.flush()
+
+    def note(self, text: str) -> None:
+        """Print a line that stays (warnings), even when progress is off."""
+        self.clear()
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def clear(self) -> None:
+        """Erase the status line before other output."""
+        if self._dirty:
+            self.out.write("\r\033[K")
+            self.out.flush()
+            self._dirty = False
+
+    def reading(self) -> None:
+        """Show the read stage as a bar."""
+        total = max(self.reads_total, self.reads_done, 1)
+        filled = round(BAR_WIDTH * self.reads_done / total)
+        bar = "#" * filled + "-" * (BAR_WIDTH - filled)
+        self.line(f"[{bar}] reading {self.reads_done}/{total} pages")
+
+
+@dataclass
+class Run:
+    """What the event stream told us."""
+
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    answer_started: bool = False
+    cited: list[int] = field(default_factory=list)
+    status: str = ""
+    clarifying_question: str = ""
+    error: str = ""
+
+
+def _on_event(kind: str, data: dict[str, Any], run: Run, progress: Progress, out: TextIO) -> None:
+    if kind == "plan" and data.get("optimized_query"):
+        progress.line(f"planning: searching for {data['optimized_query']!r}")
+    elif kind == "search.started":
+        progress.line(f"searching: {data.get('query', '')}…")
+    elif kind == "search.completed":
+        progress.line(f"found {data.get('count', len(data.get('results', [])))} results")
+    elif kind == "read.started":
+        urls = data.get("urls")
+        progress.reads_total += len(urls) if isinstance(urls, list) else int(data.get("count", 1))
+        progress.reading()
+    elif kind == "read.completed":
+        progress.reads_done += 1
+        progress.reading()
+    elif kind == "judge":
+        progress.line(f"judging {data.get('stage', '')}: {data.get('verdict', '')}")
+    elif kind == "warning":
+        progress.note(f"warning: {data.get('message', data.get('code', ''))}")
+    elif kind == "sources":
+        run.sources = list(data.get("sources", []))
+        progress.line(f"writing the answer from {len(run.sources)} sources…")
+    elif kind == "answer.delta":
+        if not run.answer_started:
+            progress.clear()
+            run.answer_started = True
+        out.write(str(data.get("text", "")))
+        out.flush()
+    elif kind == "answer.completed":
+        run.cited = [int(n) for n in data.get("cited", [])]
+    elif kind == "clarify":
+        run.clarifying_question = str(data.get("question", data.get("text", "")))
+    elif kind == "error":
+        run.error = str(data.get("message", data.get("code", "error")))
+    elif kind == "run.completed":
+        run.status = str(data.get("status", ""))
+
+
+def _print_sources(run: Run, out: TextIO) -> None:
+    if not run.sources:
+        return
+    out.write("\n\nSources:\n")
+    for src in run.sources:
+        n = src.get("n")
+        mark = "*" if n in run.cited else " "
+        out.write(f"{mark}[{n}] {src.get('title') or src.get('url')}\n     {src.get('url')}\n")
+    out.flush()
+
+
+def _problem_message(reply: httpx.Response) -> str:
+    try:
+        body = reply.json()
+    except ValueError:
+        return f"HTTP {reply.status_code}"
+    if isinstance(body, dict):
+        return str(body.get("detail") or body.get("title") or f"HTTP {reply.status_code}")
+    return f"HTTP {reply.status_code}"
+
+
+def _request_body(args: argparse.Namespace) -> dict[str, Any]:
+    body: dict[str, Any] = {"query": args.question}
+    if args.session:
+        body["session_id"] = args.session
+    if args.sources:
+        body["options"] = {"sources": [s.strip() for s in args.sources.split(",") if s.strip()]}
+    return body
+
+
+def _ask_json(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> int:
+    reply = client.post(
+        "/v1/search", json=_request_body(args), headers={"Accept": "application/json"}
+    )
+    if reply.status_code >= 400:
+        sys.stderr.write(f"quarry: {_problem_message(reply)}\n")
+        return EXIT_USAGE if reply.status_code < 500 else EXIT_FAILED
+    result = reply.json()
+    out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    status = result.get("status") if isinstance(result, dict) else None
+    return {"clarify": EXIT_CLARIFY, "error": EXIT_FAILED}.get(str(status), EXIT_OK)
+
+
+def _ask_stream(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> int:
+    progress = Progress(sys.stderr, enabled=not args.quiet, tty=sys.stderr.isatty())
+    run = Run()
+    headers = {"Accept": "application/x-ndjson"}
+    with client.stream("POST", "/v1/search", json=_request_body(args), headers=headers) as reply:
+        if reply.status_code >= 400:
+            reply.read()
+            sys.stderr.write(f"quarry: {_problem_message(reply)}\n")
+            return EXIT_USAGE if reply.status_code < 500 else EXIT_FAILED
+        for line in reply.iter_lines():
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            _on_event(str(event.get("type")), event.get("data") or {}, run, progress, out)
+    progress.clear()
+    if run.clarifying_question or run.status == "clarify":
+        out.write(run.clarifying_question + "\n")
+        return EXIT_CLARIFY
+    if run.error or run.status == "error":
+        sys.stderr.write(f"quarry: {run.error or 'the run failed'}\n")
+        return EXIT_FAILED
+    _print_sources(run, out)
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (``quarry ask …``)."""
+    parser = argparse.ArgumentParser(prog="quarry", description="Ask Quarry questions.")
+    parser.add_argument(
+        "--url",
+        default=os.environ.get("QUARRY_URL", DEFAULT_URL),
+        help="orchestrator base URL (env QUARRY_URL; default %(default)s)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    ask = sub.add_parser("ask", help="ask a question; the answer streams to stdout")
+    ask.add_argument("question", help="the question (1-2000 characters)")
+    ask.add_argument("--session", help="continue the conversation with this session id")
+    ask.add_argument("--json", action="store_true", help="print the final result object as JSON")
+    ask.add_argument("--sources", help="comma-separated search sources, e.g. web,local")
+    ask.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    ask.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds")
+    return parser
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the CLI; returns (and, as a script, exits with) the exit status."""
+    args = build_parser().parse_args(argv)
+    stdout = out or sys.stdout
+    if not args.question.strip():
+        sys.stderr.write("quarry: the question is empty\n")
+        return EXIT_USAGE
+    timeout = httpx.Timeout(args.timeout, connect=5.0)
+    try:
+        with httpx.Client(base_url=args.url, timeout=timeout) as client:
+            if args.json:
+                return _ask_json(client, args, stdout)
+            return _ask_stream(client, args, stdout)
+    except (httpx.ConnectError, httpx.ConnectTimeout) as err:
+        sys.stderr.write(f"quarry: cannot reach the Quarry API at {args.url} ({err})\n")
+        return EXIT_UNREACHABLE
+    except httpx.TransportError as err:
+        sys.stderr.write(f"quarry: lost the connection to {args.url} ({err!r})\n")
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        sys.stderr.write("\nquarry: interrupted\n")
+        return 130
+
+
+def entrypoint() -> None:
+    """Console-script entry point."""
+    raise SystemExit(main())
