@@ -26,3 +26,27 @@ class Settings(BaseServiceSettings):
     llm_base_url: str = Field(default="", validation_alias="LLM_BASE_URL")
     llm_model: str = Field(default="", validation_alias="LLM_MODEL")
     llm_api_key: str = Field(default="", validation_alias="LLM_API_KEY")
+
+    # --- agent loop, budgets and limits (ORCHESTRATOR_*) ---
+    max_rounds: int = Field(default=3, ge=1, le=10)
+    top_urls: int = Field(default=10, ge=1, le=50)
+    read_concurrency: int = Field(default=5, ge=1, le=32)
+    read_timeout_s: float = Field(default=10.0, gt=0, le=120)
+    read_batch_timeout_s: float = Field(default=30.0, gt=0, le=600)
+    read_retry_delay_s: float = Field(default=0.2, ge=0, le=5)
+    prefetch: bool = True
+    chunk_top_k: int = Field(default=8, ge=1, le=50)
+    question_budget_s: float = Field(default=120.0, gt=0, le=3600)
+    # Time kept back from the research stages so an answer can still be written at the budget.
+    synthesis_reserve_s: float = Field(default=30.0, ge=0, le=3600)
+    ranker_timeout_s: float = Field(default=5.0, gt=0, le=120)
+    # Process-wide limits: one semaphore per downstream, shared by all questions.
+    reader_max_inflight: int = Field(default=16, ge=1, le=256)
+    ranker_max_inflight: int = Field(default=8, ge=1, le=256)
+    searxng_max_inflight: int = Field(default=8, ge=1, le=256)
+    llm_max_inflight: int = Field(default=4, ge=1, le=256)
+    session_ttl_s: float = Field(default=1800.0, gt=0)
+    session_max_chars: int = Field(default=60_000, ge=1000)
+    max_sessions: int = Field(default=1000, ge=1)
+    max_body_bytes: int = Field(default=64 * 1024, ge=1024)
+    ready_timeout_s: float = Field(default=2.0, gt=0, le=30)
