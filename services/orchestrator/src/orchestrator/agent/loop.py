@@ -1,0 +1,199 @@
+"""The agent loop: plan, search, rank, judge, read, rank chunks, judge, search gaps, answer."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.agent.judge import judge_step
+from orchestrator.agent.plan import plan_step
+from orchestrator.agent.ports import Evidence
+from orchestrator.agent.read import cancel_and_wait, chunks_step, read_pages
+from orchestrator.agent.search import rank_step, search_step
+from orchestrator.agent.state import Deps, RunOptions, RunState
+from orchestrator.agent.synthesise import synthesise
+from orchestrator.budget import Deadline
+from orchestrator.errors import RunFailed
+from orchestrator.events import API_VERSION, EventSink, RunStatus
+from orchestrator.llm.base import LLMError
+from orchestrator.sessions import Turn
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class RunOutcome:
+    """What a run leaves behind for the session."""
+
+    status: RunStatus = "error"
+    answer: str = ""
+    sources: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def _research(state: RunState, query: str) -> list[Evidence]:
+    """Steps 2-8: search rounds until the judge is satisfied or the rounds run out."""
+    queries = [query]
+    top = state.settings.top_urls
+    while True:
+        state.rounds += 1
+        try:
+            hits = await search_step(state, queries)
+        except RunFailed as err:
+            if state.rounds == 1:
+                raise
+            state.sink.warn("search_failed", f"A follow-up search failed: {err.message}")
+            return state.best_evidence()
+        ranked = await rank_step(state, hits, " ".join(queries))
+        state.hits.extend(ranked)
+        if state.rounds == 1 and not ranked:
+            raise RunFailed("no_results", "The search returned no results for this question.")
+        if ranked:
+            snippets = [Evidence(h.url, h.title, h.snippet, "snippet") for h in ranked[:top]]
+            urls = [h.url for h in ranked]
+            prefetch = (
+                asyncio.create_task(read_pages(state, urls, speculative=True))
+                if state.prefetch
+                else None
+            )
+            try:
+                verdict = await judge_step(state, "snippets", snippets)
+                if verdict.sufficiency == "sufficient":
+                    return state.chunk_evidence() + snippets
+                if prefetch is not None:
+                    await prefetch
+                else:
+                    await read_pages(state, urls, speculative=False)
+            finally:
+                if prefetch is not None:
+                    await cancel_and_wait(prefetch)
+        if not state.pages:
+            why = "is unavailable" if state.reader_down else "could not read any page"
+            state.sink.warn("reader_unavailable", f"The reader {why}; answering from snippets.")
+            return state.snippets(top)
+        await chunks_step(state)
+        verdict = await judge_step(state, "chunks", state.chunk_evidence())
+        if verdict.sufficiency == "sufficient":
+            return state.chunk_evidence()
+        if state.rounds >= state.max_rounds:
+            state.sink.warn(
+                "search_limit",
+                f"Stopped after {state.rounds} search rounds; the answer may be incomplete.",
+            )
+            return state.chunk_evidence()
+        if not verdict.gap_queries or not hits:
+            state.sink.warn(
+                "insufficient_evidence",
+                "The evidence looks incomplete and there is nothing new to search for.",
+            )
+            return state.chunk_evidence()
+        queries = verdict.gap_queries
+
+
+def _history_evidence(history: list[Turn]) -> list[Evidence]:
+    evidence: list[Evidence] = []
+    for turn in reversed(history):
+        for src in turn.sources:
+            evidence.append(
+                Evidence(str(src["url"]), str(src.get("title", "")), str(src.get("excerpt", "")))
+            )
+    return evidence
+
+
+async def _run(state: RunState, outcome: RunOutcome) -> None:
+    reserve = state.settings.synthesis_reserve_s
+    evidence: list[Evidence] = []
+    if "local" in state.options.sources:
+        state.sink.warn(
+            "local_unavailable", "Local documents are not available yet; using the web."
+        )
+    try:
+        async with asyncio.timeout_at(state.deadline.at - reserve):
+            plan = await plan_step(state)
+            if plan.action == "clarify" and plan.clarifying_question:
+                state.sink.emit("clarify", {"question": plan.clarifying_question})
+                outcome.status, outcome.answer = "clarify", plan.clarifying_question
+                return
+            from_history = plan.history_sufficiency == "sufficient" and bool(state.history)
+            if from_history:
+                evidence = _history_evidence(state.history)
+                outcome.status = "from_history"
+            else:
+                query = (plan.optimized_query or "").strip() or state.question
+                evidence = await _research(state, query)
+                outcome.status = "answered"
+    except TimeoutError:
+        state.sink.warn(
+            "budget_exhausted",
+            f"The {state.settings.question_budget_s:g} s budget ran out; "
+            "answering from the evidence gathered so far.",
+        )
+        evidence = state.best_evidence()
+        outcome.status = "answered"
+        if not evidence:
+            raise RunFailed(
+                "budget_exhausted", "The time budget ran out before any evidence was found."
+            ) from None
+    checked, listed = await synthesise(state, evidence)
+    outcome.answer, outcome.sources = checked.text, listed
+
+
+async def run_question(
+    deps: Deps,
+    sink: EventSink,
+    *,
+    question: str,
+    history: list[Turn],
+    options: RunOptions,
+    run_id: str,
+    session_id: str,
+) -> RunOutcome:
+    """Run one question to its end, emitting events; always ends with `run.completed`.
+
+    Cancellation (the client went away) propagates: no `run.completed` is emitted then.
+    """
+    deadline = Deadline(deps.settings.question_budget_s)
+    state = RunState(question, history, options, deps, sink, deadline)
+    outcome = RunOutcome()
+    start = time.perf_counter()
+    sink.emit(
+        "run.started",
+        {
+            "api_version": API_VERSION,
+            "run_id": run_id,
+            "session_id": session_id,
+            "budget_s": deps.settings.question_budget_s,
+            "max_rounds": state.max_rounds,
+            "prefetch": state.prefetch,
+        },
+    )
+    with state.stage("run", run_id=run_id) as span:
+        try:
+            await _run(state, outcome)
+        except RunFailed as err:
+            outcome.status = "error"
+            sink.emit("error", {"code": err.code, "message": err.message})
+        except LLMError as err:
+            outcome.status = "error"
+            logger.warning("LLM failed", extra={"llm_url": err.url, "error": str(err)})
+            message = f"The LLM at {err.url} could not be reached or failed: {err}"
+            sink.emit("error", {"code": "llm_unavailable", "message": message})
+        except Exception:  # a bug must end the run with an error event, not a hang
+            outcome.status = "error"
+            logger.exception("run failed", extra={"run_id": run_id})
+            sink.emit("error", {"code": "internal", "message": "The run failed unexpectedly."})
+        span.set_attribute("ae.status", outcome.status)
+        span.set_attribute("ae.rounds", state.rounds)
+    sink.emit(
+        "run.completed",
+        {
+            "status": outcome.status,
+            "rounds": state.rounds,
+            "pages_read": len(state.pages),
+            "timings_ms": {k: v for k, v in state.timings_ms.items() if k != "run"},
+            "duration_ms": round((time.perf_counter() - start) * 1000, 1),
+        },
+    )
+    return outcome

@@ -1,0 +1,118 @@
+"""Steps 5-6: read pages through the reader (bounded, deadlined), then pick the best chunks."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from orchestrator.agent.state import RunState
+from orchestrator.clients.ranker import Chunk, PageText, RankerUnavailable
+from orchestrator.clients.reader import PageRead, ReaderUnavailable
+
+logger = logging.getLogger(__name__)
+
+# Without the ranker, each page contributes its opening text, trimmed to this many characters.
+FALLBACK_CHUNK_CHARS = 2000
+
+
+async def _read_one(state: RunState, url: str, limit: asyncio.Semaphore) -> None:
+    async with limit:
+        if state.reader_down:
+            page = PageRead(url, "UNAVAILABLE")
+        else:
+            try:
+                page = await state.deps.reader.read(
+                    url, timeout=state.research_left(state.settings.read_timeout_s)
+                )
+            except ReaderUnavailable as err:
+                # One UNAVAILABLE answer (after its retry) is enough: skip the other URLs.
+                state.reader_down = True
+                page = PageRead(url, "UNAVAILABLE", error=err.code)
+    if page.usable:
+        state.pages[url] = page
+    state.sink.emit(
+        "read.completed",
+        {
+            "round": state.rounds,
+            "url": url,
+            "status": page.status,
+            "ms": page.ms,
+            "title": page.title,
+            "cached": page.cached,
+            "attempts": page.attempts,
+        },
+    )
+
+
+async def read_pages(state: RunState, urls: Sequence[str], *, speculative: bool) -> None:
+    """Read the URLs not read before: ``read_concurrency`` at a time, within the batch timeout."""
+    todo = [u for u in dict.fromkeys(urls) if u not in state.attempted]
+    if not todo:
+        return
+    state.attempted.update(todo)
+    state.sink.emit(
+        "read.started",
+        {"round": state.rounds, "urls": todo, "count": len(todo), "speculative": speculative},
+    )
+    limit = asyncio.Semaphore(state.settings.read_concurrency)
+    before = len(state.pages)
+    with state.stage("read", urls=len(todo), speculative=speculative) as span:
+        try:
+            async with asyncio.timeout(state.research_left(state.settings.read_batch_timeout_s)):
+                async with asyncio.TaskGroup() as tg:
+                    for url in todo:
+                        tg.create_task(_read_one(state, url, limit))
+        except TimeoutError:
+            state.sink.warn(
+                "read_timeout", "Reading pages took too long; using the pages read so far."
+            )
+        span.set_attribute("ae.pages_ok", len(state.pages) - before)
+        span.set_attribute("ae.reader_down", state.reader_down)
+
+
+async def cancel_and_wait(task: asyncio.Task[None]) -> None:
+    """Cancel ``task`` and wait until it has finished (its own errors are logged, not raised)."""
+    if not task.done():
+        task.cancel()
+    await asyncio.wait([task])
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("background task failed", exc_info=task.exception())
+
+
+def _fallback_chunks(pages: Sequence[PageRead], top_k: int) -> list[Chunk]:
+    return [Chunk(p.url, p.title, p.markdown[:FALLBACK_CHUNK_CHARS]) for p in pages[:top_k]]
+
+
+async def chunks_step(state: RunState) -> None:
+    """Rank passages over every page read so far (one per URL); page order if the ranker fails."""
+    pages = list(state.pages.values())
+    top_k = state.settings.chunk_top_k
+    by = "ranker"
+    with state.stage("chunks", pages=len(pages)) as span:
+        cap = state.settings.ranker_timeout_s
+        try:
+            async with asyncio.timeout(state.research_left(cap)):
+                state.chunks = await state.deps.ranker.rank_chunks(
+                    state.question,
+                    [PageText(p.final_url or p.url, p.title, p.markdown) for p in pages],
+                    top_k=top_k,
+                    timeout=state.research_left(cap),
+                )
+        except (RankerUnavailable, TimeoutError):
+            by = "page_order"
+            state.sink.warn(
+                "ranker_unavailable", "The ranker is unavailable; using the search engine's order."
+            )
+            state.chunks = _fallback_chunks(pages, top_k)
+        span.set_attribute("ae.chunks", len(state.chunks))
+    state.sink.emit(
+        "chunks.ranked",
+        {
+            "round": state.rounds,
+            "pages": len(pages),
+            "count": len(state.chunks),
+            "ranked_by": by,
+            "urls": [c.url for c in state.chunks],
+        },
+    )

@@ -1,0 +1,111 @@
+"""Per-run state: options, dependencies, evidence gathered so far, timings and stage spans."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry import trace
+
+from orchestrator.agent.ports import Brain, Evidence, Searcher
+from orchestrator.budget import Deadline
+from orchestrator.clients.ranker import Chunk, RankerClient
+from orchestrator.clients.reader import PageRead, ReaderClient
+from orchestrator.clients.searxng_types import SearchHit
+from orchestrator.config import Settings
+from orchestrator.events import EventSink
+from orchestrator.sessions import Turn
+
+tracer = trace.get_tracer(__name__)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Per-request knobs; None means "the setting's default"."""
+
+    max_rounds: int | None = None
+    prefetch: bool | None = None
+    categories: str | None = None
+    language: str | None = None
+    time_range: str | None = None
+    # Where to search; "local" is reserved for local documents (a later issue).
+    sources: tuple[str, ...] = ("web",)
+
+
+@dataclass(frozen=True)
+class Deps:
+    """The long-lived collaborators a run uses (built once in the app's lifespan)."""
+
+    settings: Settings
+    brain: Brain
+    searcher: Searcher
+    reader: ReaderClient
+    ranker: RankerClient
+
+
+@dataclass
+class RunState:
+    """Everything one run accumulates; owned by the run's task."""
+
+    question: str
+    history: list[Turn]
+    options: RunOptions
+    deps: Deps
+    sink: EventSink
+    deadline: Deadline
+    rounds: int = 0
+    hits: list[SearchHit] = field(default_factory=list)
+    seen_urls: set[str] = field(default_factory=set)
+    pages: dict[str, PageRead] = field(default_factory=dict)
+    attempted: set[str] = field(default_factory=set)
+    chunks: list[Chunk] = field(default_factory=list)
+    reader_down: bool = False
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def settings(self) -> Settings:
+        """The app's settings."""
+        return self.deps.settings
+
+    @property
+    def max_rounds(self) -> int:
+        """Rounds allowed for this run (request option, else the setting)."""
+        return self.options.max_rounds or self.settings.max_rounds
+
+    @property
+    def prefetch(self) -> bool:
+        """Whether reads start while the snippet judge runs."""
+        if self.options.prefetch is None:
+            return self.settings.prefetch
+        return self.options.prefetch
+
+    def research_left(self, cap: float = float("inf")) -> float:
+        """Timeout for a research call: ``cap`` or less, keeping the synthesis reserve."""
+        return self.deadline.timeout(cap, reserve=self.settings.synthesis_reserve_s)
+
+    def snippets(self, limit: int) -> list[Evidence]:
+        """The best search snippets gathered so far, as evidence."""
+        return [Evidence(h.url, h.title, h.snippet, "snippet") for h in self.hits[:limit]]
+
+    def chunk_evidence(self) -> list[Evidence]:
+        """The ranked chunks, as evidence."""
+        return [Evidence(c.url, c.title, c.text, "chunk") for c in self.chunks]
+
+    def best_evidence(self) -> list[Evidence]:
+        """Chunks when any page was read, else snippets."""
+        return self.chunk_evidence() or self.snippets(self.settings.top_urls)
+
+    @contextmanager
+    def stage(self, name: str, **attributes: Any) -> Iterator[trace.Span]:
+        """Time a stage (summed over rounds) inside a span named ``agent.<name>``."""
+        start = time.perf_counter()
+        attrs = {"ae.round": self.rounds, **{f"ae.{k}": v for k, v in attributes.items()}}
+        with tracer.start_as_current_span(f"agent.{name}", attributes=attrs) as span:
+            try:
+                yield span
+            finally:
+                ms = (time.perf_counter() - start) * 1000
+                self.timings_ms[name] = round(self.timings_ms.get(name, 0.0) + ms, 1)

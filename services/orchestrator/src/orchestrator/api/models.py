@@ -1,0 +1,118 @@
+"""Request and response bodies of the HTTP API (v1)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.events import API_VERSION
+
+SESSION_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+
+
+class SearchOptions(BaseModel):
+    """Per-request options; each falls back to the server's setting when absent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_rounds: int | None = Field(default=None, ge=1, le=10, description="search rounds, 1-10")
+    prefetch: bool | None = Field(
+        default=None, description="start reading pages while the snippet judge runs"
+    )
+    categories: str | None = Field(
+        default=None, max_length=200, description="SearXNG categories, e.g. 'general,news'"
+    )
+    language: str | None = Field(default=None, max_length=20, description="e.g. 'en'")
+    time_range: Literal["day", "week", "month", "year"] | None = None
+    sources: list[Literal["web", "local"]] | None = Field(
+        default=None,
+        min_length=1,
+        description="reserved: where to search ('web', 'local' or both); only 'web' today",
+    )
+
+
+class SearchRequest(BaseModel):
+    """POST /v1/search."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=2000, description="the question")
+    session_id: str | None = Field(
+        default=None,
+        pattern=SESSION_ID_PATTERN,
+        description="continue this conversation (created on first use); omitted: a new one",
+    )
+    options: SearchOptions = Field(default_factory=SearchOptions)
+
+
+class Source(BaseModel):
+    """One numbered source; ``[n]`` in the answer points at it."""
+
+    n: int
+    url: str
+    title: str
+    excerpt: str
+
+
+class RunStats(BaseModel):
+    """What ``run.completed`` reports besides the status."""
+
+    rounds: int = 0
+    pages_read: int = 0
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    duration_ms: float = 0.0
+
+
+class Notice(BaseModel):
+    """A warning or error: a stable ``code`` and a message for people."""
+
+    code: str
+    message: str
+
+
+class SearchResult(BaseModel):
+    """The final result (``Accept: application/json``)."""
+
+    api_version: str = API_VERSION
+    run_id: str | None
+    session_id: str | None
+    status: Literal["answered", "clarify", "from_history", "error"]
+    answer: str
+    sources: list[Source]
+    cited: list[int]
+    removed_citations: list[int]
+    clarifying_question: str | None
+    warnings: list[Notice]
+    error: Notice | None
+    stats: RunStats
+
+
+class SessionTurn(BaseModel):
+    """One question of a session and what it got."""
+
+    question: str
+    answer: str
+    sources: list[dict[str, Any]]
+    status: str
+    at: float
+
+
+class SessionView(BaseModel):
+    """GET /v1/sessions/{id}."""
+
+    session_id: str
+    created: float
+    updated: float
+    turns: list[SessionTurn]
+
+
+class Problem(BaseModel):
+    """An RFC 7807 problem (``application/problem+json``)."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+    errors: list[dict[str, Any]] | None = None

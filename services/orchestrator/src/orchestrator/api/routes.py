@@ -1,0 +1,158 @@
+"""HTTP routes of API v1: search (SSE / NDJSON / JSON) and sessions."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Header, Path, Request
+from fastapi.responses import JSONResponse, Response
+
+from orchestrator.agent.loop import run_question
+from orchestrator.agent.state import Deps, RunOptions
+from orchestrator.api.models import (
+    SESSION_ID_PATTERN,
+    Problem,
+    SearchRequest,
+    SearchResult,
+    SessionView,
+)
+from orchestrator.api.streaming import EventStreamResponse, drive
+from orchestrator.errors import NotAcceptable, SessionNotFound
+from orchestrator.events import Event, EventSink, ResultCollector
+from orchestrator.sessions import SessionStore, Turn
+
+logger = logging.getLogger(__name__)
+
+Format = Literal["sse", "ndjson", "json"]
+_ACCEPT: dict[str, Format] = {
+    "text/event-stream": "sse",
+    "application/x-ndjson": "ndjson",
+    "application/json": "json",
+    "*/*": "sse",
+    "text/*": "sse",
+    "application/*": "json",
+}
+_PROBLEMS: dict[int | str, dict[str, Any]] = {
+    code: {"model": Problem, "content": {"application/problem+json": {}}}
+    for code in (400, 404, 406, 413, 415, 422)
+}
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What the routes need; built in the app's lifespan and kept on ``app.state``."""
+
+    deps: Deps
+    sessions: SessionStore
+
+
+def get_runtime(request: Request) -> Runtime:
+    """The running app's runtime."""
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+SessionId = Annotated[str, Path(pattern=SESSION_ID_PATTERN)]
+
+
+def negotiate(accept: str | None) -> Format:
+    """Pick the representation from the Accept header (SSE when absent).
+
+    Raises:
+        NotAcceptable: no listed media type is one the API produces.
+    """
+    if not accept or not accept.strip():
+        return "sse"
+    for part in accept.split(","):
+        media = part.split(";")[0].strip().lower()
+        if media in _ACCEPT:
+            return _ACCEPT[media]
+    raise NotAcceptable(
+        "Accept text/event-stream (default), application/x-ndjson or application/json."
+    )
+
+
+router = APIRouter(prefix="/v1", tags=["v1"])
+
+
+@router.post(
+    "/search",
+    response_model=SearchResult,
+    responses={
+        200: {
+            "description": "An event stream (SSE by default, NDJSON on request) or, with "
+            "`Accept: application/json`, the final result. Events: see docs/api.md.",
+            "content": {"text/event-stream": {}, "application/x-ndjson": {}},
+        },
+        **_PROBLEMS,
+    },
+)
+async def search(
+    body: SearchRequest,
+    request: Request,
+    runtime: RuntimeDep,
+    accept: Annotated[str | None, Header()] = None,
+) -> Response:
+    """Answer a question: plan, search, read, judge, and stream a cited answer."""
+    fmt = negotiate(accept)
+    session_id = body.session_id or uuid.uuid4().hex
+    run_id = uuid.uuid4().hex
+    opts = body.options
+    options = RunOptions(
+        max_rounds=opts.max_rounds,
+        prefetch=opts.prefetch,
+        categories=opts.categories,
+        language=opts.language,
+        time_range=opts.time_range,
+        sources=tuple(opts.sources or ("web",)),
+    )
+
+    async def run(sink: EventSink) -> None:
+        async with runtime.sessions.use(session_id) as session:
+            outcome = await run_question(
+                runtime.deps,
+                sink,
+                question=body.query,
+                history=list(session.turns),
+                options=options,
+                run_id=run_id,
+                session_id=session_id,
+            )
+            if outcome.status != "error":
+                turn = Turn(
+                    body.query, outcome.answer, tuple(outcome.sources), outcome.status, time.time()
+                )
+                runtime.sessions.add_turn(session, turn)
+        logger.info("run finished", extra={"run_id": run_id, "status": outcome.status})
+
+    if fmt != "json":
+        return EventStreamResponse(run, fmt)
+    collector = ResultCollector()
+
+    async def on_event(event: Event) -> None:
+        collector.add(event)
+
+    await drive(run, request.receive, on_event)
+    return JSONResponse(collector.result)
+
+
+@router.get("/sessions/{session_id}", response_model=SessionView, responses=_PROBLEMS)
+async def get_session(session_id: SessionId, runtime: RuntimeDep) -> dict[str, Any]:
+    """A conversation: its questions, answers and sources."""
+    session = runtime.sessions.get(session_id)
+    if session is None:
+        raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
+    return session.to_json()
+
+
+@router.delete("/sessions/{session_id}", status_code=204, responses=_PROBLEMS)
+async def delete_session(session_id: SessionId, runtime: RuntimeDep) -> Response:
+    """Forget a conversation."""
+    if not runtime.sessions.delete(session_id):
+        raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
+    return Response(status_code=204)

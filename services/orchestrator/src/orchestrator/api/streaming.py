@@ -1,0 +1,90 @@
+"""Drive a run while watching the client: a disconnect cancels the run at once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from orchestrator.events import Event, EventSink
+
+logger = logging.getLogger(__name__)
+
+Runner = Callable[[EventSink], Awaitable[None]]
+OnEvent = Callable[[Event], Awaitable[None]]
+
+
+class ClientGone(Exception):
+    """The HTTP client disconnected."""
+
+
+async def _watch(receive: Receive) -> None:
+    # After the request body, the only message left to receive is the disconnect.
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+
+
+async def drive(run: Runner, receive: Receive, on_event: OnEvent) -> bool:
+    """Run ``run`` and pass its events to ``on_event`` until the run ends or the client goes.
+
+    Returns False when the client disconnected (the run was cancelled and awaited), else True.
+    """
+    sink = EventSink()
+
+    async def produce() -> None:
+        try:
+            await run(sink)
+        finally:
+            sink.close()
+
+    gone = False
+    try:
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(produce())
+            watcher = tg.create_task(_watch(receive))
+            async for event in sink:
+                await on_event(event)
+            watcher.cancel()
+    except* (ClientGone, OSError):
+        logger.info("client disconnected; run cancelled")
+        gone = True
+    return not gone
+
+
+class EventStreamResponse(Response):
+    """Streams a run's events as SSE or NDJSON."""
+
+    def __init__(self, run: Runner, fmt: Literal["sse", "ndjson"]) -> None:
+        # No body is set, so init_headers adds no Content-Length (the stream is chunked).
+        self.status_code = 200
+        self.media_type = "text/event-stream" if fmt == "sse" else "application/x-ndjson"
+        self.background = None
+        self.init_headers({"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        self._run = run
+        self._fmt = fmt
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def start() -> None:
+            nonlocal started
+            if not started:
+                started = True
+                await send(
+                    {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
+                )
+
+        async def on_event(event: Event) -> None:
+            await start()
+            chunk = event.sse() if self._fmt == "sse" else event.ndjson()
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+        if await drive(self._run, receive, on_event):
+            await start()
+            await send({"type": "http.response.body", "body": b"", "more_body": False})

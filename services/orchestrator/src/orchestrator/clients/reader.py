@@ -1,0 +1,131 @@
+"""gRPC client for quarry.v1.Reader: one long-lived channel, per-call timeouts, one retry."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from quarry.v1 import reader_pb2, reader_pb2_grpc
+
+logger = logging.getLogger(__name__)
+
+_Status = reader_pb2.ReadResponse.Status
+# Codes that say "the reader is not there (or cannot do this at all)", not "this URL failed".
+_DOWN_CODES = frozenset(
+    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.INTERNAL}
+)
+# Below this much time a call cannot usefully start: fail it locally instead.
+_MIN_CALL_S = 0.05
+
+
+class ReaderUnavailable(Exception):
+    """The reader cannot be reached or does not serve Read; ``code`` is the gRPC status."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(f"reader unavailable ({code})")
+        self.code = code
+
+
+@dataclass(frozen=True)
+class PageRead:
+    """The outcome of reading one URL; ``status`` is a ReadResponse.Status name."""
+
+    url: str
+    status: str
+    title: str = ""
+    markdown: str = ""
+    final_url: str = ""
+    cached: bool = False
+    error: str = ""
+    ms: int = 0
+    attempts: int = 1
+
+    @property
+    def usable(self) -> bool:
+        """True when the page gave text worth ranking (EMPTY pages are skipped)."""
+        return self.status == "OK" and bool(self.markdown.strip())
+
+
+class ReaderClient:
+    """Reads URLs through the reader service; at most ``limit`` calls in flight process-wide."""
+
+    def __init__(
+        self, channel: grpc.aio.Channel, *, limit: asyncio.Semaphore, retry_delay_s: float
+    ) -> None:
+        self._stub = reader_pb2_grpc.ReaderStub(channel)
+        self._health = health_pb2_grpc.HealthStub(channel)
+        self._limit = limit
+        self._retry_delay = retry_delay_s
+
+    async def read(self, url: str, *, timeout: float) -> PageRead:
+        """Read ``url`` within ``timeout`` seconds, retrying once on a network error.
+
+        Raises:
+            ReaderUnavailable: the reader is down or does not implement Read.
+        """
+        start = time.monotonic()
+        end = start + timeout
+        attempt = 1
+        while True:
+            left = end - time.monotonic()
+            if left < _MIN_CALL_S:
+                return PageRead(url, "TIMEOUT", ms=_ms(start), attempts=attempt)
+            request = reader_pb2.ReadRequest(url=url, timeout_ms=max(1, int(left * 1000)))
+            try:
+                async with self._limit:
+                    reply = await self._stub.Read(request, timeout=left)
+            except grpc.aio.AioRpcError as err:
+                code = err.code()
+                if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    return PageRead(url, "TIMEOUT", ms=_ms(start), attempts=attempt)
+                retry = code == grpc.StatusCode.UNAVAILABLE
+                if not (retry and attempt == 1 and self._can_retry(end)):
+                    if code in _DOWN_CODES:
+                        raise ReaderUnavailable(code.name) from None
+                    logger.info("read failed", extra={"grpc_code": code.name})
+                    return PageRead(url, "RPC_ERROR", error=code.name, ms=_ms(start))
+            else:
+                status = _Status.Name(reply.status)
+                if not (status == "NETWORK_ERROR" and attempt == 1 and self._can_retry(end)):
+                    return _page(url, reply, status, _ms(start), attempt)
+            attempt += 1
+            await asyncio.sleep(self._retry_delay)
+
+    def _can_retry(self, end: float) -> bool:
+        return end - time.monotonic() > self._retry_delay + _MIN_CALL_S
+
+    async def ping(self, *, timeout: float) -> bool:
+        """True when the reader's health service reports SERVING."""
+        return await _serving(self._health, timeout)
+
+
+def _ms(start: float) -> int:
+    return int((time.monotonic() - start) * 1000)
+
+
+def _page(
+    url: str, reply: reader_pb2.ReadResponse, status: str, ms: int, attempts: int
+) -> PageRead:
+    return PageRead(
+        url=url,
+        status=status,
+        title=reply.title,
+        markdown=reply.markdown,
+        final_url=reply.final_url,
+        cached=reply.cached,
+        error=reply.error,
+        ms=ms,
+        attempts=attempts,
+    )
+
+
+async def _serving(stub: health_pb2_grpc.HealthStub, timeout: float) -> bool:
+    try:
+        reply = await stub.Check(health_pb2.HealthCheckRequest(), timeout=timeout)
+    except grpc.aio.AioRpcError:
+        return False
+    return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)

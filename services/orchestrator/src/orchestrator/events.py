@@ -1,0 +1,128 @@
+"""The event protocol of a run: numbered events, their wire encodings and the final result."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import orjson
+
+#: Bumped on any incompatible change to event names or fields (see docs/api.md).
+API_VERSION: Final = "1"
+
+EventType = Literal[
+    "run.started",
+    "plan",
+    "clarify",
+    "search.started",
+    "search.completed",
+    "rank.completed",
+    "judge",
+    "read.started",
+    "read.completed",
+    "chunks.ranked",
+    "sources",
+    "answer.delta",
+    "answer.completed",
+    "warning",
+    "error",
+    "run.completed",
+]
+
+RunStatus = Literal["answered", "clarify", "from_history", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One event: ``seq`` counts from 0 within a run."""
+
+    seq: int
+    type: EventType
+    data: dict[str, Any]
+
+    def sse(self) -> bytes:
+        """Server-Sent Events framing: ``id`` is the sequence number, ``event`` the type."""
+        payload = orjson.dumps(self.data)
+        return b"id: %d\nevent: %s\ndata: %s\n\n" % (self.seq, self.type.encode(), payload)
+
+    def ndjson(self) -> bytes:
+        """One JSON object per line: ``{seq, type, data}``."""
+        return orjson.dumps({"seq": self.seq, "type": self.type, "data": self.data}) + b"\n"
+
+
+class EventSink:
+    """Numbers a run's events and hands them, in order, to one consumer."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._seq = 0
+        self._warned: set[str] = set()
+        self.closed = False
+
+    def emit(self, type_: EventType, data: dict[str, Any]) -> Event:
+        """Number and queue one event (ignored once the sink is closed)."""
+        event = Event(self._seq, type_, data)
+        if not self.closed:
+            self._seq += 1
+            self._queue.put_nowait(event)
+        return event
+
+    def warn(self, code: str, message: str) -> None:
+        """Emit a `warning`, once per code per run."""
+        if code not in self._warned:
+            self._warned.add(code)
+            self.emit("warning", {"code": code, "message": message})
+
+    def close(self) -> None:
+        """End the stream: the consumer stops after the events already queued."""
+        if not self.closed:
+            self.closed = True
+            self._queue.put_nowait(None)
+
+    async def __aiter__(self) -> AsyncIterator[Event]:
+        while (event := await self._queue.get()) is not None:
+            yield event
+
+
+class ResultCollector:
+    """Folds a run's events into the final result object (``Accept: application/json``)."""
+
+    def __init__(self) -> None:
+        self.result: dict[str, Any] = {
+            "api_version": API_VERSION,
+            "run_id": None,
+            "session_id": None,
+            "status": "error",
+            "answer": "",
+            "sources": [],
+            "cited": [],
+            "removed_citations": [],
+            "clarifying_question": None,
+            "warnings": [],
+            "error": None,
+            "stats": {},
+        }
+
+    def add(self, event: Event) -> None:
+        """Take one event into account."""
+        data, result = event.data, self.result
+        if event.type == "run.started":
+            result["run_id"] = data.get("run_id")
+            result["session_id"] = data.get("session_id")
+        elif event.type == "sources":
+            result["sources"] = data["sources"]
+        elif event.type == "answer.completed":
+            result["answer"] = data["text"]
+            result["cited"] = data["cited"]
+            result["removed_citations"] = data["removed_citations"]
+        elif event.type == "clarify":
+            result["clarifying_question"] = data["question"]
+        elif event.type == "warning":
+            result["warnings"].append(data)
+        elif event.type == "error":
+            result["error"] = data
+        elif event.type == "run.completed":
+            result["status"] = data["status"]
+            result["stats"] = {k: v for k, v in data.items() if k != "status"}
