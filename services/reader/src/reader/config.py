@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
-from pydantic_settings import SettingsConfigDict
+import ipaddress
+import os
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import NoDecode, SettingsConfigDict
 from quarry_common.settings import BaseServiceSettings, Port
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+DEFAULT_USER_AGENT = "QuarryReader/0.1 (+self-hosted answer engine)"
+
+
+def _default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)))
 
 
 class Settings(BaseServiceSettings):
@@ -14,3 +27,35 @@ class Settings(BaseServiceSettings):
     )
 
     port: Port = 50051
+    # Network policy: private/loopback/CGNAT ranges are refused unless allowed here.
+    allow_private_networks: bool = False
+    # Comma-separated CIDRs that are always reachable (e.g. "127.0.0.1/32,10.1.0.0/16").
+    allowed_cidrs: Annotated[tuple[IPNetwork, ...], NoDecode] = ()
+    max_bytes: int = Field(default=2 * 1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    timeout_s: float = Field(default=8.0, gt=0, le=120)
+    max_redirects: int = Field(default=5, ge=0, le=20)
+    user_agent: str = Field(default=DEFAULT_USER_AGENT, min_length=1, max_length=256)
+    # Extraction worker processes; 0 means one per available core.
+    workers: int = Field(default=0, ge=0, le=64)
+    extract_timeout_s: float = Field(default=6.0, gt=0, le=120)
+    # Extractions allowed to wait for a worker beyond those running; more fail fast.
+    queue_size: int = Field(default=32, ge=0, le=10_000)
+    cache_enabled: bool = True
+    cache_ttl_s: float = Field(default=600.0, ge=0)
+    cache_size: int = Field(default=256, ge=1, le=100_000)
+
+    @field_validator("allowed_cidrs", mode="before")
+    @classmethod
+    def _split_cidrs(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(
+                ipaddress.ip_network(part.strip(), strict=False)
+                for part in value.split(",")
+                if part.strip()
+            )
+        return value
+
+    @property
+    def worker_count(self) -> int:
+        """Worker processes to run: ``workers``, or the available cores when 0."""
+        return self.workers or _default_workers()

@@ -1,31 +1,113 @@
-"""ReaderServicer: maps proto messages to the domain modules."""
+"""ReaderServicer: maps proto messages to the domain (reader.core) and errors to gRPC codes."""
 
 from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+from urllib.parse import urlsplit
 
 import grpc
 from quarry.v1 import reader_pb2, reader_pb2_grpc
 
-from reader.config import Settings
+from reader.core import Reader
+from reader.errors import Overloaded, PoolClosed
+from reader.model import ReadResult
+from reader.policy import MAX_URL_LENGTH
+
+logger = logging.getLogger(__name__)
+
+# Longer than any URL we would fetch: such a field is a malformed request, not a bad URL.
+MAX_URL_FIELD = 8 * MAX_URL_LENGTH
+
+ReadContext = grpc.aio.ServicerContext[reader_pb2.ReadRequest, reader_pb2.ReadResponse]
+ExtractContext = grpc.aio.ServicerContext[reader_pb2.ExtractRequest, reader_pb2.ReadResponse]
+
+
+def to_proto(result: ReadResult, elapsed_ms: int) -> reader_pb2.ReadResponse:
+    """Map a domain ReadResult to a ReadResponse."""
+    reply = reader_pb2.ReadResponse(
+        url=result.url,
+        final_url=result.final_url,
+        status=result.status.value,
+        error=result.error,
+        content_type=result.content_type,
+        fetched_bytes=result.fetched_bytes,
+        truncated=result.truncated,
+        elapsed_ms=elapsed_ms,
+        http_status=result.http_status,
+        cached=result.cached,
+    )
+    if (doc := result.extracted) is not None:
+        reply.title = doc.title
+        reply.markdown = doc.markdown
+        reply.published = doc.published
+        reply.site_name = doc.site_name
+        reply.language = doc.language
+        reply.author = doc.author
+    return reply
+
+
+def _host(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
 
 
 class ReaderServicer(reader_pb2_grpc.ReaderServicer):
-    """The reader's RPCs (not implemented yet: each answers UNIMPLEMENTED)."""
+    """The reader's RPCs over a :class:`Reader`."""
 
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
+    def __init__(self, reader: Reader) -> None:
+        self._reader = reader
 
-    async def Read(
-        self,
-        request: reader_pb2.ReadRequest,
-        context: grpc.aio.ServicerContext[reader_pb2.ReadRequest, reader_pb2.ReadResponse],
-    ) -> reader_pb2.ReadResponse:
-        """Not implemented yet."""
-        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "Read is not implemented yet")
+    async def Read(self, request: reader_pb2.ReadRequest, context: ReadContext) -> Any:
+        """Fetch a URL under the network policy and extract its main content."""
+        if not request.url or len(request.url) > MAX_URL_FIELD:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "url is required (max 16 KiB)")
+        if request.HasField("timeout_ms") and request.timeout_ms == 0:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "timeout_ms must be positive")
+        if request.HasField("max_bytes") and request.max_bytes == 0:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_bytes must be positive")
+        start = time.monotonic()
+        try:
+            result = await self._reader.read(
+                request.url,
+                timeout_s=request.timeout_ms / 1000 if request.HasField("timeout_ms") else None,
+                max_bytes=request.max_bytes if request.HasField("max_bytes") else None,
+                deadline_s=context.time_remaining(),
+            )
+        except (Overloaded, PoolClosed):
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "reader is overloaded")
+        elapsed = int((time.monotonic() - start) * 1000)
+        logger.info(
+            "read",
+            extra={
+                "host": _host(request.url),
+                "status": result.status.value,
+                "ms": elapsed,
+                "bytes": result.fetched_bytes,
+                "cached": result.cached,
+            },
+        )
+        return to_proto(result, elapsed)
 
-    async def Extract(
-        self,
-        request: reader_pb2.ExtractRequest,
-        context: grpc.aio.ServicerContext[reader_pb2.ExtractRequest, reader_pb2.ReadResponse],
-    ) -> reader_pb2.ReadResponse:
-        """Not implemented yet."""
-        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "Extract is not implemented yet")
+    async def Extract(self, request: reader_pb2.ExtractRequest, context: ExtractContext) -> Any:
+        """Extract a document the caller already has; no network access."""
+        if not request.html:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "html is required")
+        if len(request.url) > MAX_URL_FIELD or len(request.content_type) > 256:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "url or content_type too long")
+        start = time.monotonic()
+        try:
+            result = await self._reader.extract(
+                request.html,
+                url=request.url,
+                content_type=request.content_type,
+                deadline_s=context.time_remaining(),
+            )
+        except (Overloaded, PoolClosed):
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "reader is overloaded")
+        elapsed = int((time.monotonic() - start) * 1000)
+        logger.debug("extract", extra={"status": result.status.value, "ms": elapsed})
+        return to_proto(result, elapsed)

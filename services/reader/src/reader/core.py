@@ -1,0 +1,147 @@
+"""The reader's use cases: read a URL, extract a document (transport-free)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from typing import Any, Protocol
+
+from reader.cache import ReadCache
+from reader.config import Settings
+from reader.content import header_charset, kind_of, sniff
+from reader.errors import ExtractionFailed, ExtractionTimeout, ReadFailure, WorkerCrashed
+from reader.extract import Job
+from reader.fetch import Fetcher, Limits
+from reader.model import Extracted, Kind, ReadResult, Status
+from reader.policy import MAX_URL_LENGTH, parse_url
+
+logger = logging.getLogger(__name__)
+
+# Time kept back from the caller's gRPC deadline so the answer still arrives before it.
+DEADLINE_MARGIN_S = 0.05
+
+
+class Runner(Protocol):
+    """What the reader needs from the extraction pool."""
+
+    async def run(self, job: Any, timeout_s: float | None = None) -> Any:
+        """Run ``job`` in a worker."""
+
+
+class Reader:
+    """Reads URLs and extracts documents under the configured limits."""
+
+    def __init__(self, settings: Settings, pool: Runner, fetcher: Fetcher) -> None:
+        self._settings = settings
+        self._pool = pool
+        self._fetcher = fetcher
+        self._cache = (
+            ReadCache(size=settings.cache_size, ttl_s=settings.cache_ttl_s)
+            if settings.cache_enabled and settings.cache_ttl_s > 0
+            else None
+        )
+
+    def _budget(self, timeout_s: float | None, deadline_s: float | None) -> float:
+        budget = self._settings.timeout_s
+        if timeout_s is not None:
+            budget = min(budget, timeout_s)
+        if deadline_s is not None:
+            budget = min(budget, deadline_s - DEADLINE_MARGIN_S)
+        return max(budget, 0.0)
+
+    async def read(
+        self,
+        url: str,
+        *,
+        timeout_s: float | None = None,
+        max_bytes: int | None = None,
+        deadline_s: float | None = None,
+    ) -> ReadResult:
+        """Fetch and extract ``url``; every per-URL failure comes back as a status.
+
+        Raises:
+            Overloaded: the extraction queue is full.
+        """
+        try:
+            target = parse_url(url)
+        except ReadFailure as failure:
+            return ReadResult(failure.status, url, error=failure.reason)
+        cap = min(max_bytes or self._settings.max_bytes, self._settings.max_bytes)
+        if self._cache is not None and (hit := self._cache.get(target.url, cap)) is not None:
+            return dataclasses.replace(hit, url=url, cached=True)
+        loop = asyncio.get_running_loop()
+        budget = self._budget(timeout_s, deadline_s)
+        end = loop.time() + budget
+        limits = Limits(cap, self._settings.max_redirects, self._settings.user_agent)
+        try:
+            async with asyncio.timeout(budget):
+                fetched = await self._fetcher.fetch(target.url, limits)
+                job = Job(fetched.body, fetched.kind, fetched.final_url, fetched.charset)
+                extracted = await self._extract(job, end - loop.time())
+        except TimeoutError:
+            return ReadResult(Status.TIMEOUT, url, error="timed out")
+        except ReadFailure as failure:
+            return ReadResult(
+                failure.status, url, error=failure.reason, http_status=failure.http_status
+            )
+        result = _result(
+            url,
+            extracted,
+            final_url=fetched.final_url,
+            content_type=fetched.content_type,
+            http_status=fetched.http_status,
+            fetched_bytes=len(fetched.body),
+            truncated=fetched.truncated,
+        )
+        if self._cache is not None and result.status is Status.OK:
+            self._cache.put(target.url, cap, result)
+        return result
+
+    async def extract(
+        self, body: bytes, *, url: str = "", content_type: str = "", deadline_s: float | None = None
+    ) -> ReadResult:
+        """Extract a document the caller already has (no network).
+
+        Raises:
+            Overloaded: the extraction queue is full.
+        """
+        kind = kind_of(content_type) if content_type.strip() else (sniff(body[:1024]) or Kind.HTML)
+        if kind is None:
+            return ReadResult(Status.UNSUPPORTED, url, error="unsupported content type")
+        cap = self._settings.max_bytes
+        truncated = len(body) > cap
+        if truncated and kind is Kind.PDF:
+            return ReadResult(Status.TOO_LARGE, url, error="PDF larger than the byte cap")
+        charset = header_charset(content_type)
+        page_url = url if 0 < len(url) <= MAX_URL_LENGTH else ""
+        try:
+            async with asyncio.timeout(self._budget(None, deadline_s)):
+                extracted = await self._extract(Job(body[:cap], kind, page_url, charset), None)
+        except TimeoutError:
+            return ReadResult(Status.TIMEOUT, url, error="timed out")
+        except ReadFailure as failure:
+            return ReadResult(failure.status, url, error=failure.reason)
+        return _result(
+            url,
+            extracted,
+            final_url=url,
+            content_type=content_type,
+            fetched_bytes=len(body),
+            truncated=truncated,
+        )
+
+    async def _extract(self, job: Job, timeout_s: float | None) -> Extracted:
+        try:
+            extracted: Extracted = await self._pool.run(job, timeout_s)
+        except ExtractionTimeout:
+            raise ReadFailure(Status.TIMEOUT, "extraction timed out") from None
+        except (ExtractionFailed, WorkerCrashed):
+            raise ReadFailure(Status.EMPTY, "extraction failed") from None
+        return extracted
+
+
+def _result(url: str, extracted: Extracted, **fields: Any) -> ReadResult:
+    if not extracted.markdown.strip():
+        return ReadResult(Status.EMPTY, url, error="no main content", extracted=extracted, **fields)
+    return ReadResult(Status.OK, url, extracted=extracted, **fields)

@@ -1,0 +1,116 @@
+"""Main-content extraction (pure, CPU-bound): HTML via Trafilatura, PDF via pypdf, text as is.
+
+Runs inside the worker processes of :mod:`reader.pool`; nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import trafilatura
+from pypdf import PdfReader
+
+from reader.content import decode
+from reader.model import Extracted, Kind
+
+# Below this many characters of main text the first (balanced) pass is suspected of missing
+# the content, and a recall-oriented pass is tried; its result is kept only if longer.
+# Measured on bench/reader/eval_extraction.py: 200 keeps every good first pass and catches
+# list-heavy and short pages that the balanced pass under-extracts.
+RECALL_MIN_CHARS = 200
+
+# The metadata header Trafilatura puts in front of markdown when metadata is on.
+_YAML_HEADER = re.compile(r"\A---\n.*?\n---\n", re.S)
+# A BCP 47-ish language tag as found in <html lang> (e.g. "en", "pt-BR", "zh_Hant").
+_LANG_TAG = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8}){0,3}$")
+# Blank-line runs left by PDF text extraction.
+_BLANK_RUNS = re.compile(r"\n{3,}")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One document to extract (picklable: sent to a worker process)."""
+
+    body: bytes
+    kind: Kind
+    url: str = ""
+    charset: str | None = None
+
+
+def _language(tree: Any) -> str:
+    """Language from <html lang>, then <meta http-equiv=content-language>, then og:locale."""
+    candidates = [tree.get("lang") or tree.get("{http://www.w3.org/XML/1998/namespace}lang")]
+    candidates += tree.xpath(
+        "//meta[translate(@http-equiv,'CONTENT-LANGUAGE','content-language')="
+        "'content-language']/@content|//meta[@property='og:locale']/@content"
+    )
+    for value in candidates:
+        tag = str(value or "").strip().split(",")[0].strip()
+        if _LANG_TAG.match(tag):
+            return tag.replace("_", "-")
+    return ""
+
+
+def _trafilatura(tree: Any, url: str | None, *, recall: bool) -> Any:
+    # Comments off (they are not the page's content), tables and formatting kept as markdown.
+    return trafilatura.extract_with_metadata(
+        tree,
+        url=url,
+        output_format="markdown",
+        include_comments=False,
+        include_tables=True,
+        include_formatting=True,
+        favor_recall=recall,
+    )
+
+
+def extract_html(html: str, url: str | None = None) -> Extracted:
+    """Extract title, markdown and metadata from an HTML document."""
+    tree = trafilatura.load_html(html)
+    if tree is None:
+        return Extracted(markdown="")
+    doc = _trafilatura(tree, url, recall=False)
+    text = _YAML_HEADER.sub("", doc.text or "", count=1).strip() if doc is not None else ""
+    if len(text) < RECALL_MIN_CHARS:
+        alt = _trafilatura(tree, url, recall=True)
+        alt_text = _YAML_HEADER.sub("", alt.text or "", count=1).strip() if alt else ""
+        if len(alt_text) > len(text):
+            doc, text = alt, alt_text
+    title = (doc.title if doc is not None else None) or _html_title(tree)
+    return Extracted(
+        markdown=text,
+        title=(title or "").strip(),
+        published=(doc.date or "") if doc is not None else "",
+        site_name=(doc.sitename or "") if doc is not None else "",
+        author=(doc.author or "") if doc is not None else "",
+        language=_language(tree),
+    )
+
+
+def _html_title(tree: Any) -> str:
+    titles = tree.xpath("//title/text()")
+    return str(titles[0]).strip() if titles else ""
+
+
+def extract_pdf(body: bytes) -> Extracted:
+    """Extract the text layer of a PDF, page by page, and its title metadata."""
+    reader = PdfReader(io.BytesIO(body))
+    pages = [(page.extract_text() or "").strip() for page in reader.pages]
+    text = _BLANK_RUNS.sub("\n\n", "\n\n".join(p for p in pages if p)).strip()
+    meta = reader.metadata
+    title = str(meta.title or "") if meta is not None else ""
+    author = str(meta.author or "") if meta is not None else ""
+    return Extracted(markdown=text, title=title.strip(), author=author.strip())
+
+
+def extract(job: Job) -> Extracted:
+    """Extract one document according to its kind."""
+    if job.kind is Kind.PDF:
+        return extract_pdf(job.body)
+    text = decode(job.body, job.charset)
+    if job.kind is Kind.TEXT:
+        return Extracted(markdown=text.strip())
+    return extract_html(text, job.url or None)

@@ -1,0 +1,56 @@
+"""Domain types shared by the reader's modules (no transport, no I/O)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Status(enum.Enum):
+    """Per-URL outcome; names mirror ``quarry.v1.ReadResponse.Status``."""
+
+    OK = "OK"
+    EMPTY = "EMPTY"
+    BLOCKED = "BLOCKED"
+    TOO_LARGE = "TOO_LARGE"
+    TIMEOUT = "TIMEOUT"
+    HTTP_ERROR = "HTTP_ERROR"
+    UNSUPPORTED = "UNSUPPORTED"
+    NETWORK_ERROR = "NETWORK_ERROR"
+    INVALID_URL = "INVALID_URL"
+
+
+class Kind(enum.Enum):
+    """What a body is, decided from the Content-Type header and the first bytes."""
+
+    HTML = "html"
+    TEXT = "text"
+    PDF = "pdf"
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What the extractor found in one document (picklable: crosses the process pool)."""
+
+    markdown: str
+    title: str = ""
+    published: str = ""
+    site_name: str = ""
+    language: str = ""
+    author: str = ""
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """The outcome of one Read or Extract, before it is mapped to the proto."""
+
+    status: Status
+    url: str
+    final_url: str = ""
+    error: str = ""
+    content_type: str = ""
+    http_status: int = 0
+    fetched_bytes: int = 0
+    truncated: bool = False
+    cached: bool = False
+    extracted: Extracted | None = None

@@ -1,0 +1,185 @@
+"""URL validation and the network address policy (pure: no DNS, no sockets)."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import quote, urljoin, urlsplit
+
+from reader.errors import ReadFailure
+from reader.model import Status
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+MAX_URL_LENGTH = 2048
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+# ASCII control characters (incl. tab/CR/LF, which URL parsers silently drop).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# What an ASCII (post-IDNA) host name may contain.
+_HOSTNAME = re.compile(r"^[a-z0-9_.-]+$")
+# A label that makes a WHATWG URL parser (and inet_aton) read the host as IPv4: decimal,
+# or 0x-hex (e.g. the last label of "0x7f.1" or "2130706433").
+_NUMERIC_LABEL = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)$")
+# Characters kept as-is when re-quoting a path or query (RFC 3986 reserved + unreserved + %).
+_SAFE_PATH = "/%:@!$&'()*+,;=-._~"
+_SAFE_QUERY = _SAFE_PATH + "?"
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
+_IPV4_COMPAT = ipaddress.IPv6Network("::/96")
+_THIS_NETWORK = ipaddress.IPv4Network("0.0.0.0/8")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A validated http(s) URL, normalised: ASCII host, explicit port, no fragment."""
+
+    scheme: str
+    host: str
+    port: int
+    path: str
+    ip: IPAddress | None
+
+    @property
+    def authority(self) -> str:
+        """Host (bracketed when IPv6) plus the port when it is not the scheme's default."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if DEFAULT_PORTS[self.scheme] == self.port else f"{host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The normalised URL string (also the cache key)."""
+        return f"{self.scheme}://{self.authority}{self.path}"
+
+
+def _invalid(reason: str) -> ReadFailure:
+    return ReadFailure(Status.INVALID_URL, reason)
+
+
+def _blocked(reason: str) -> ReadFailure:
+    return ReadFailure(Status.BLOCKED, reason)
+
+
+def _ascii_host(raw: str) -> str:
+    """Lower-case, IDNA-encode and strip one trailing dot; raise on impossible hosts."""
+    try:
+        host = raw.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        raise _invalid("invalid host") from None
+    host = host.removesuffix(".")
+    if not _HOSTNAME.match(host) or ".." in host:
+        raise _invalid("invalid host")
+    return host
+
+
+def _literal_ip(host: str, bracketed: bool) -> IPAddress | None:
+    """Return the IP a literal host denotes; refuse non-canonical numeric spellings."""
+    if bracketed:
+        if "%" in host:
+            raise _invalid("scoped IPv6 literal")
+        try:
+            return ipaddress.IPv6Address(host)
+        except ValueError:
+            raise _invalid("invalid IPv6 literal") from None
+    if _NUMERIC_LABEL.match(host.rsplit(".", 1)[-1]):
+        try:
+            # Only the canonical dotted quad: 3.11's parser refuses octal/hex/short forms.
+            return ipaddress.IPv4Address(host)
+        except ValueError:
+            raise _blocked("non-canonical IP address") from None
+    return None
+
+
+def parse_url(url: str) -> Target:
+    """Validate ``url`` as a fetchable http(s) URL; raise ReadFailure otherwise."""
+    url = url.strip()
+    if not url or len(url) > MAX_URL_LENGTH:
+        raise _invalid("empty URL" if not url else "URL too long")
+    if _CONTROL.search(url):
+        raise _invalid("control character in URL")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise _invalid("malformed URL") from None
+    scheme = parts.scheme.lower()
+    if scheme and scheme not in DEFAULT_PORTS:
+        raise _blocked(f"scheme {scheme!r} not allowed")
+    if not scheme or not parts.netloc:
+        raise _invalid("not an absolute URL")
+    if "@" in parts.netloc:
+        raise _blocked("credentials in URL")
+    if not parts.hostname:
+        raise _invalid("missing host")
+    bracketed = parts.netloc.startswith("[")
+    host = parts.hostname.lower() if bracketed else _ascii_host(parts.hostname)
+    ip = _literal_ip(host, bracketed)
+    if host == "localhost" or host.endswith(".localhost"):
+        raise _blocked("localhost")
+    path = quote(parts.path, safe=_SAFE_PATH) or "/"
+    if parts.query:
+        path += "?" + quote(parts.query, safe=_SAFE_QUERY)
+    if port == 0:
+        raise _invalid("port 0")
+    return Target(scheme, host, port or DEFAULT_PORTS[scheme], path, ip)
+
+
+def resolve_reference(base: Target, location: str) -> Target:
+    """Resolve a redirect ``location`` against ``base`` and validate the result."""
+    return parse_url(urljoin(base.url, location.strip()))
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 form carries (mapped, 6to4, NAT64, IPv4-compatible)."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip in _NAT64 or (ip in _IPV4_COMPAT and int(ip) > 1):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+class AddressPolicy:
+    """Decides which resolved addresses the reader may connect to.
+
+    Refused by default: loopback, private, link-local (cloud metadata at 169.254.169.254),
+    CGNAT, multicast, reserved, unspecified, and IPv6 forms that embed or tunnel to those.
+    ``allow_private`` opens private, loopback, CGNAT and ULA ranges; link-local,
+    multicast, reserved and unspecified stay closed unless listed in ``allowed``.
+    """
+
+    def __init__(self, *, allow_private: bool = False, allowed: Sequence[IPNetwork] = ()) -> None:
+        self._allow_private = allow_private
+        self._allowed = tuple(allowed)
+
+    def reason(self, ip: IPAddress) -> str | None:
+        """Why ``ip`` is refused, or None when it may be contacted."""
+        if any(ip.version == net.version and ip in net for net in self._allowed):
+            return None
+        if isinstance(ip, ipaddress.IPv6Address):
+            if ip.scope_id:
+                return "scoped address"
+            inner = embedded_ipv4(ip)
+            if inner is not None:
+                return self.reason(inner)
+            if ip.teredo is not None or ip in _NAT64_LOCAL:
+                return "tunnel address"
+        if ip.is_unspecified or ip.is_multicast or ip.is_link_local or ip.is_reserved:
+            return "special-purpose address"
+        if ip.version == 4 and ip in _THIS_NETWORK:
+            return "special-purpose address"
+        if ip.is_global:
+            return None
+        # Everything left is private, loopback, CGNAT, ULA or documentation space.
+        return None if self._allow_private else "private address"
+
+    def check(self, ip: IPAddress) -> None:
+        """Raise ReadFailure(BLOCKED) when ``ip`` is refused."""
+        why = self.reason(ip)
+        if why is not None:
+            raise _blocked(why)

@@ -1,0 +1,221 @@
+"""A process pool for CPU-bound extraction that survives pathological pages.
+
+Unlike ``ProcessPoolExecutor``, each job has a time limit after which its worker process is
+killed and replaced; the rest of the pool keeps serving. Admission is bounded: beyond
+``workers + queue_size`` jobs in flight, :meth:`ExtractorPool.run` fails fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from reader.errors import ExtractionFailed, ExtractionTimeout, Overloaded, PoolClosed, WorkerCrashed
+
+logger = logging.getLogger(__name__)
+
+# Spawned, not forked: the parent runs gRPC threads, and forking those is unsafe.
+_CTX = multiprocessing.get_context("spawn")
+# A fresh worker imports trafilatura and runs its warm-up job within this many seconds.
+WARM_UP_TIMEOUT_S = 60.0
+# How long a retiring worker may take to exit before it is killed.
+_EXIT_GRACE_S = 1.0
+
+
+def _worker_main(conn: Connection, fn: Callable[[Any], Any]) -> None:
+    """Worker loop: on ("job", x) reply ("ok", fn(x)) or ("err", name); exit on ("stop",)."""
+    # Ctrl-C reaches the whole process group; the parent decides when workers stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message[0] != "job":
+            return
+        try:
+            reply: tuple[str, Any] = ("ok", fn(message[1]))
+        except Exception as err:  # noqa: BLE001 -- any failure of one page is reported, not fatal
+            reply = ("err", type(err).__name__)
+        try:
+            conn.send(reply)
+        except (OSError, ValueError):
+            return
+
+
+@dataclass(eq=False)  # identity semantics: workers live in a set
+class _Worker:
+    process: BaseProcess
+    conn: Connection
+    jobs: int = field(default=0)
+
+    def roundtrip(self, job: Any) -> tuple[str, Any]:
+        """Send one job and block until its reply (runs in a thread)."""
+        self.conn.send(("job", job))
+        reply: tuple[str, Any] = self.conn.recv()
+        return reply
+
+    def kill(self) -> None:
+        """Kill the process and close the pipe (safe to call twice)."""
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(_EXIT_GRACE_S)
+        self.conn.close()
+
+    def retire(self) -> None:
+        """Ask the process to exit, kill it if it does not."""
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(("stop",))
+        self.process.join(_EXIT_GRACE_S)
+        self.kill()
+
+
+class ExtractorPool:
+    """``workers`` processes running ``fn``; each job limited to ``timeout_s``.
+
+    Args:
+        fn: a picklable top-level function applied to each job in a worker.
+        workers: number of worker processes.
+        timeout_s: per-job limit; a worker over it is killed and replaced.
+        queue_size: jobs allowed to wait for a worker; more raise :class:`Overloaded`.
+        warm_job: a job run once in each new worker before it takes real work.
+        max_jobs: recycle a worker after this many jobs (0: never); bounds memory growth.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[Any], Any],
+        *,
+        workers: int,
+        timeout_s: float,
+        queue_size: int,
+        warm_job: Any = None,
+        max_jobs: int = 0,
+    ) -> None:
+        self._fn = fn
+        self._size = workers
+        self._timeout_s = timeout_s
+        self._capacity = workers + queue_size
+        self._warm_job = warm_job
+        self._max_jobs = max_jobs
+        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._all: set[_Worker] = set()
+        self._pending = 0
+        self._closed = False
+        self._background: set[asyncio.Task[None]] = set()
+
+    @property
+    def pending(self) -> int:
+        """Jobs admitted and not yet finished (running or waiting)."""
+        return self._pending
+
+    async def start(self) -> None:
+        """Start every worker and wait until each has run its warm-up job."""
+        async with asyncio.TaskGroup() as tg:
+            for _ in range(self._size):
+                tg.create_task(self._add_worker())
+
+    async def _add_worker(self) -> None:
+        parent, child = _CTX.Pipe()
+        process = _CTX.Process(target=_worker_main, args=(child, self._fn), daemon=True)
+        await asyncio.to_thread(process.start)
+        child.close()
+        worker = _Worker(process, parent)
+        self._all.add(worker)
+        try:
+            async with asyncio.timeout(WARM_UP_TIMEOUT_S):
+                await asyncio.to_thread(worker.roundtrip, self._warm_job)
+        except BaseException:
+            self._discard(worker)
+            raise
+        if self._closed:
+            self._discard(worker)
+            return
+        self._idle.put_nowait(worker)
+
+    def _discard(self, worker: _Worker) -> None:
+        self._all.discard(worker)
+        worker.kill()
+
+    def _replace(self, worker: _Worker, *, kill: bool) -> None:
+        """Retire or kill ``worker`` and start a replacement in the background."""
+        self._all.discard(worker)
+
+        async def replace() -> None:
+            await asyncio.to_thread(worker.kill if kill else worker.retire)
+            if not self._closed:
+                try:
+                    await self._add_worker()
+                except Exception:
+                    logger.exception("could not start a replacement extraction worker")
+
+        task = asyncio.get_running_loop().create_task(replace())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def run(self, job: Any, timeout_s: float | None = None) -> Any:
+        """Run ``job`` in a worker within ``min(timeout_s, the pool's limit)`` seconds.
+
+        Raises:
+            Overloaded: too many jobs in flight.
+            ExtractionTimeout: the job ran out of time; its worker was killed and replaced.
+            WorkerCrashed: the worker died; it was replaced.
+            ExtractionFailed: the extractor raised (the worker is kept).
+        """
+        if self._closed:
+            raise PoolClosed
+        if self._pending >= self._capacity:
+            raise Overloaded
+        self._pending += 1
+        try:
+            worker = await self._idle.get()
+            return await self._run_on(worker, job, timeout_s)
+        finally:
+            self._pending -= 1
+
+    async def _run_on(self, worker: _Worker, job: Any, timeout_s: float | None) -> Any:
+        limit = self._timeout_s if timeout_s is None else min(timeout_s, self._timeout_s)
+        healthy = False
+        try:
+            async with asyncio.timeout(max(limit, 0.0)):
+                status, value = await asyncio.to_thread(worker.roundtrip, job)
+            healthy = True
+        except TimeoutError:
+            logger.warning("extraction over its time limit; replacing the worker",
+                           extra={"limit_s": round(limit, 3)})  # fmt: skip
+            raise ExtractionTimeout from None
+        except (EOFError, OSError):
+            logger.error("extraction worker died; replacing it")  # noqa: TRY400 -- no useful trace
+            raise WorkerCrashed from None
+        finally:
+            # A cancelled or timed-out job leaves its worker busy: kill it rather than wait.
+            worker.jobs += 1
+            if not healthy:
+                self._replace(worker, kill=True)
+            elif self._max_jobs and worker.jobs >= self._max_jobs:
+                self._replace(worker, kill=False)
+            else:
+                self._idle.put_nowait(worker)
+        if status != "ok":
+            raise ExtractionFailed(str(value))
+        return value
+
+    async def close(self) -> None:
+        """Stop taking work, cancel replacements and stop every worker."""
+        self._closed = True
+        for task in list(self._background):
+            task.cancel()
+        for task in list(self._background):
+            with contextlib.suppress(BaseException):
+                await task
+        workers = list(self._all)
+        self._all.clear()
+        await asyncio.gather(*(asyncio.to_thread(w.retire) for w in workers))
