@@ -1,0 +1,506 @@
+"""A scripted LLM server speaking Ollama's native API and the OpenAI chat API over real HTTP.
+
+Usage::
+
+    async with FakeLLM(token_delay=0.01) as llm:
+        llm.queue("judge", Say.json({"reasoning": "r", "sufficiency": "partial",
+                                     "gap_queries": ["q2"]}))
+        llm.queue("synthesis", Drop(after_tokens=3))
+        ... point the client at llm.url (Ollama: /api/chat; OpenAI: /v1/chat/completions) ...
+        assert llm.cancelled_streams == 1
+
+Each chat request is classified as ``plan``, ``judge``, ``synthesis`` or ``other`` (by the
+requested schema's properties, else by the prompt text). A reply comes from that kind's queue,
+else from ``script(call)`` (which may return None), else from the default script, which answers
+valid JSON for plan/judge and a cited answer built from the prompt's fenced sources.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+import time
+from collections import defaultdict, deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pytest
+
+from services.orchestrator.tests.fakes._http import (
+    DropConnection,
+    Request,
+    Response,
+    StreamResponse,
+    TinyHTTPServer,
+)
+
+Kind = Literal["plan", "judge", "synthesis", "other"]
+Wire = Literal["ollama", "openai"]
+
+
+@dataclass(frozen=True)
+class Say:
+    """Answer ``text`` (streamed as word tokens, or as the given ``tokens``)."""
+
+    text: str = ""
+    tokens: Sequence[str] | None = None
+
+    @classmethod
+    def json(cls, obj: Any) -> Say:
+        """Answer with ``obj`` serialised as JSON."""
+        return cls(json.dumps(obj))
+
+    def deltas(self) -> list[str]:
+        """The stream deltas."""
+        if self.tokens is not None:
+            return list(self.tokens)
+        # a word plus its trailing whitespace per delta, like a tokenizer's pieces
+        return re.findall(r"\S+\s*|\s+", self.text)
+
+
+@dataclass(frozen=True)
+class Fail:
+    """An HTTP error status with the provider's error body."""
+
+    status: int = 500
+    message: str = "scripted failure"
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Never answer: before any byte (``after_tokens=None``) or after n streamed tokens."""
+
+    after_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Abort the TCP connection: before the response, or after n streamed tokens."""
+
+    after_tokens: int | None = None
+    text: str = "partial answer that is cut off somewhere in the middle"
+
+
+@dataclass(frozen=True)
+class StreamError:
+    """An error object inside the stream after n tokens (Ollama's ``{"error"}`` line)."""
+
+    message: str = "model crashed"
+    after_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Garbage:
+    """A malformed body: not JSON (non-streaming) or a broken frame after n tokens."""
+
+    after_tokens: int = 0
+
+
+Reply = Say | Fail | Hang | Drop | StreamError | Garbage
+Script = Callable[["Call"], Reply | Awaitable[Reply | None] | None]
+
+# What the prompts look like to the fake (see orchestrator/prompts.py): fenced sources and a
+# final "Question:" line.
+_SOURCE_RE = re.compile(
+    r"<<<BEGIN SOURCE (\d+) ([0-9a-f]+)>>>\n(.*?)\n<<<END SOURCE \1 \2>>>", re.DOTALL
+)
+_QUESTION_RE = re.compile(r"Question:[ \n](.*)\Z", re.DOTALL)
+_SENTENCE_RE = re.compile(r"[^.!?\n]+[.!?]?")
+
+
+@dataclass
+class Call:
+    """One chat request as the fake understood it."""
+
+    wire: Wire
+    body: dict[str, Any]
+    stream: bool
+    schema: dict[str, Any] | None
+    kind: Kind
+    outcome: str = "pending"
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The request's chat messages."""
+        return list(self.body.get("messages") or [])
+
+    @property
+    def prompt(self) -> str:
+        """All message contents joined (for assertions)."""
+        return "\n".join(str(m.get("content", "")) for m in self.messages)
+
+    @property
+    def question(self) -> str | None:
+        """The question at the end of the last user message, if the prompt has one."""
+        users = [m for m in self.messages if m.get("role") == "user"]
+        match = _QUESTION_RE.search(str(users[-1].get("content", ""))) if users else None
+        return match.group(1).strip() if match else None
+
+    @property
+    def sources(self) -> list[tuple[int, str]]:
+        """The fenced sources as (n, text)."""
+        return [(int(m.group(1)), m.group(3)) for m in _SOURCE_RE.finditer(self.prompt)]
+
+
+@dataclass
+class SeenRequest:
+    """Any request the fake received; ``call`` is set for chat requests."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    call: Call | None = None
+
+
+def default_reply(call: Call) -> Reply:
+    """Valid answers: proceed with the question; sufficient; an answer citing the sources."""
+    if call.kind == "plan":
+        return Say.json(
+            {
+                "history_sufficiency": "insufficient",
+                "action": "proceed",
+                "clarifying_question": None,
+                "optimized_query": call.question,
+            }
+        )
+    if call.kind == "judge":
+        return Say.json(
+            {"reasoning": "The sources answer it.", "sufficiency": "sufficient", "gap_queries": []}
+        )
+    if call.kind == "synthesis":
+        return Say(synthesis_from_sources(call.sources))
+    return Say("ok")
+
+
+def synthesis_from_sources(sources: Sequence[tuple[int, str]], limit: int = 2) -> str:
+    """An extractive answer: the first body sentence of up to ``limit`` sources, each cited."""
+    parts = []
+    for n, text in sources[:limit]:
+        body = [ln for ln in text.splitlines() if ln and not ln.startswith(("Title:", "URL:"))]
+        sentence = _SENTENCE_RE.search(" ".join(body))
+        if sentence:
+            parts.append(f"{sentence.group(0).strip().rstrip('.!?')} [{n}].")
+    return " ".join(parts) if parts else "I found no sources for this question."
+
+
+def _classify(schema: dict[str, Any] | None, prompt: str, stream: bool) -> Kind:
+    props = set((schema or {}).get("properties", {}))
+    if "action" in props or "history_sufficiency" in props:
+        return "plan"
+    if "sufficiency" in props or "gap_queries" in props:
+        return "judge"
+    if schema is None:
+        if "history_sufficiency" in prompt:
+            return "plan"
+        if "gap_queries" in prompt:
+            return "judge"
+        if stream or "[n]" in prompt:
+            return "synthesis"
+    return "other"
+
+
+class FakeLLM:
+    """The scripted server; an async context manager. ``url`` is the base URL for both APIs."""
+
+    def __init__(
+        self,
+        *,
+        model: str = "fake-model",
+        token_delay: float = 0.0,
+        script: Script | None = None,
+        reject_json_schema: bool = False,
+    ) -> None:
+        self.model = model
+        self.token_delay = token_delay
+        self.script = script
+        # llama-cpp-python's server answers response_format json_schema with HTTP 500.
+        self.reject_json_schema = reject_json_schema
+        self.models_status = 200
+        self.requests: list[SeenRequest] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.disconnects = 0
+        self.cancelled_streams = 0
+        self._queues: dict[str, deque[Reply]] = defaultdict(deque)
+        self._calls_by_request: dict[int, Call] = {}
+        self._closing = asyncio.Event()
+        self._changed = asyncio.Event()  # set whenever a counter moves (for wait_until)
+        self._server = TinyHTTPServer(self._handle, self._on_disconnect, self._on_finish)
+
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. ``http://127.0.0.1:40123`` (no ``/v1``)."""
+        return self._server.url
+
+    @property
+    def calls(self) -> list[Call]:
+        """The chat requests, in arrival order."""
+        return [r.call for r in self.requests if r.call is not None]
+
+    def calls_of(self, kind: Kind) -> list[Call]:
+        """The chat requests of one kind."""
+        return [c for c in self.calls if c.kind == kind]
+
+    def queue(self, kind: Kind | Literal["any"], *replies: Reply) -> None:
+        """Answer the next calls of ``kind`` (or of any kind) with ``replies``, in order."""
+        self._queues[kind].extend(replies)
+
+    async def wait_until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+        """Poll ``predicate`` until true (raises TimeoutError after ``timeout``)."""
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                self._changed.clear()
+                await self._changed.wait()
+
+    async def __aenter__(self) -> FakeLLM:
+        await self._server.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._closing.set()
+        await self._server.stop()
+
+    # --- transport ---
+
+    def _on_disconnect(self, request: Request) -> None:
+        self._changed.set()
+        self.disconnects += 1
+        call = self._calls_by_request.get(id(request))
+        if call is not None:
+            call.outcome = "disconnected"
+            if call.stream:
+                self.cancelled_streams += 1
+
+    def _on_finish(self, request: Request) -> None:
+        self._changed.set()
+        call = self._calls_by_request.pop(id(request), None)
+        if call is not None:
+            self.in_flight -= 1
+            if call.outcome == "pending":
+                call.outcome = "answered"
+
+    async def _handle(self, request: Request) -> Response | StreamResponse:
+        body = request.json()
+        seen = SeenRequest(request.method, request.path, request.headers, body)
+        self.requests.append(seen)
+        self._changed.set()
+        path = request.path.rstrip("/")
+        if request.method == "GET" and path in ("/api/tags", "/v1/models", ""):
+            return self._models(path)
+        if request.method != "POST" or path not in ("/api/chat", "/v1/chat/completions"):
+            return Response.json({"error": f"no route {request.method} {path}"}, 404)
+        if not isinstance(body, dict):
+            return Response.json({"error": "invalid JSON body"}, 400)
+        call = self._classify(path, body)
+        seen.call = call
+        self._calls_by_request[id(request)] = call
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        return await self._reply(call)
+
+    def _models(self, path: str) -> Response:
+        if self.models_status != 200:
+            return Response.json({"error": "scripted failure"}, self.models_status)
+        if path == "/api/tags":
+            return Response.json(
+                {"models": [{"name": self.model, "model": self.model, "size": 1, "details": {}}]}
+            )
+        if path == "":
+            return Response(200, b"Ollama is running", "text/plain")
+        return Response.json(
+            {"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "me"}]}
+        )
+
+    def _classify(self, path: str, body: dict[str, Any]) -> Call:
+        wire: Wire = "ollama" if path == "/api/chat" else "openai"
+        if wire == "ollama":
+            stream = body.get("stream", True) is not False  # Ollama streams when omitted
+            fmt = body.get("format")
+            schema = fmt if isinstance(fmt, dict) else None
+        else:
+            stream = bool(body.get("stream", False))
+            schema = _openai_schema(body.get("response_format"))
+        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages") or [])
+        return Call(wire, body, stream, schema, _classify(schema, prompt, stream))
+
+    async def _pick(self, call: Call) -> Reply:
+        for key in (call.kind, "any"):
+            if self._queues[key]:
+                return self._queues[key].popleft()
+        if self.script is not None:
+            reply = self.script(call)
+            if inspect.isawaitable(reply):
+                reply = await reply
+            if reply is not None:
+                return reply
+        return default_reply(call)
+
+    async def _reply(self, call: Call) -> Response | StreamResponse:
+        fmt = (call.body.get("response_format") or {}).get("type")
+        if call.wire == "openai" and self.reject_json_schema and fmt == "json_schema":
+            return Response.json(
+                {"error": {"message": "Input should be 'text' or 'json_object'", "code": 500}},
+                500,
+            )
+        reply = await self._pick(call)
+        if isinstance(reply, Fail):
+            call.outcome = "failed"
+            return Response.json(_error_body(call.wire, reply.message), reply.status)
+        if isinstance(reply, Hang) and (reply.after_tokens is None or not call.stream):
+            await self._closing.wait()
+            return Response.json(_error_body(call.wire, "server closing"), 503)
+        if isinstance(reply, Drop) and (reply.after_tokens is None or not call.stream):
+            call.outcome = "dropped"
+            raise DropConnection
+        if not call.stream:
+            return self._whole(call, reply)
+        return StreamResponse(self._stream(call, reply), content_type=_stream_type(call.wire))
+
+    def _whole(self, call: Call, reply: Reply) -> Response:
+        if isinstance(reply, Garbage):
+            return Response(200, b'{"this is": not json', "application/json")
+        if isinstance(reply, StreamError):
+            return Response.json(_error_body(call.wire, reply.message), 500)
+        text = reply.text if isinstance(reply, Say) else ""
+        if call.wire == "ollama":
+            return Response.json(self._ollama_chunk(text, done=True))
+        return Response.json(
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": self.model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        )
+
+    async def _stream(self, call: Call, reply: Reply) -> AsyncIterator[bytes]:
+        if isinstance(reply, Say):
+            tokens, stop_at = reply.deltas(), None
+        elif isinstance(reply, Drop):
+            tokens, stop_at = Say(reply.text).deltas(), reply.after_tokens
+        else:
+            stop_at = getattr(reply, "after_tokens", 0) or 0
+            tokens = Say(" ".join(["token"] * (stop_at + 1))).deltas()
+        if call.wire == "openai":
+            # llama-cpp-python's server interleaves SSE comment lines like this one
+            yield b": ping - " + time.strftime("%Y-%m-%d %H:%M:%S").encode() + b"\r\n\r\n"
+            yield self._sse({"role": "assistant", "content": ""}, None)
+        for i, token in enumerate(tokens):
+            if stop_at is not None and i >= stop_at:
+                break
+            if self.token_delay:
+                await asyncio.sleep(self.token_delay)
+            yield self._frame(call.wire, token)
+        if not isinstance(reply, Say):
+            async for chunk in self._stream_failure(call, reply):
+                yield chunk
+            return
+        if call.wire == "ollama":
+            yield _ndjson(self._ollama_chunk("", done=True))
+        else:
+            yield self._sse({}, "stop")
+            yield b"data: [DONE]\n\n"
+
+    async def _stream_failure(self, call: Call, reply: Reply) -> AsyncIterator[bytes]:
+        if isinstance(reply, Hang):
+            await self._closing.wait()
+        elif isinstance(reply, Drop):
+            call.outcome = "dropped"
+            raise DropConnection
+        elif isinstance(reply, StreamError):
+            call.outcome = "failed"
+            err = {"error": reply.message}
+            yield _ndjson(err) if call.wire == "ollama" else _sse_data({"error": {**err}})
+        elif isinstance(reply, Garbage):
+            call.outcome = "failed"
+            yield b"{not json\n" if call.wire == "ollama" else b"data: {not json\n\n"
+
+    def _frame(self, wire: Wire, token: str) -> bytes:
+        if wire == "ollama":
+            return _ndjson(self._ollama_chunk(token, done=False))
+        return self._sse({"content": token}, None)
+
+    def _ollama_chunk(self, text: str, *, done: bool) -> dict[str, Any]:
+        chunk: dict[str, Any] = {
+            "model": self.model,
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "message": {"role": "assistant", "content": text},
+            "done": done,
+        }
+        if done:
+            chunk |= {"done_reason": "stop", "total_duration": 1000, "eval_count": 1}
+        return chunk
+
+    def _sse(self, delta: dict[str, Any], finish: str | None) -> bytes:
+        return _sse_data(
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": self.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+        )
+
+
+def _openai_schema(response_format: Any) -> dict[str, Any] | None:
+    if not isinstance(response_format, dict):
+        return None
+    if response_format.get("type") == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        return schema if isinstance(schema, dict) else None
+    schema = response_format.get("schema")
+    return schema if isinstance(schema, dict) else None
+
+
+def _error_body(wire: Wire, message: str) -> dict[str, Any]:
+    if wire == "ollama":
+        return {"error": message}
+    return {"error": {"message": message, "type": "server_error"}}
+
+
+def _stream_type(wire: Wire) -> str:
+    return "application/x-ndjson" if wire == "ollama" else "text/event-stream; charset=utf-8"
+
+
+def _ndjson(obj: Any) -> bytes:
+    return json.dumps(obj).encode() + b"\n"
+
+
+def _sse_data(obj: Any) -> bytes:
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+@pytest.fixture
+async def fake_llm() -> AsyncIterator[FakeLLM]:
+    """A running FakeLLM with the default script."""
+    async with FakeLLM() as fake:
+        yield fake
+
+
+__all__ = [
+    "Call",
+    "Drop",
+    "Fail",
+    "FakeLLM",
+    "Garbage",
+    "Hang",
+    "Say",
+    "SeenRequest",
+    "StreamError",
+    "default_reply",
+    "fake_llm",
+    "synthesis_from_sources",
+]
