@@ -27,6 +27,35 @@ class Settings(BaseServiceSettings):
     llm_model: str = Field(default="", validation_alias="LLM_MODEL")
     llm_api_key: str = Field(default="", validation_alias="LLM_API_KEY")
 
+    # --- LLM provider details (LLM_*) and SearXNG (SEARXNG_*) ---
+    # How an OpenAI-compatible server takes a schema: json_schema (OpenAI, vLLM, llama-server),
+    # json_object (llama-cpp-python's server, which answers json_schema with HTTP 500), none.
+    llm_schema_dialect: Literal["json_schema", "json_object", "none"] = Field(
+        default="json_schema", validation_alias="LLM_SCHEMA_DIALECT"
+    )
+    # Ollama truncates prompts longer than its (small) default context silently.
+    llm_num_ctx: int = Field(default=8192, ge=512, le=1_048_576, validation_alias="LLM_NUM_CTX")
+    llm_keep_alive: str = Field(default="10m", validation_alias="LLM_KEEP_ALIVE")
+    llm_temperature: float = Field(default=0.2, ge=0, le=2, validation_alias="LLM_TEMPERATURE")
+    llm_max_tokens: int = Field(default=1024, ge=16, le=32_768, validation_alias="LLM_MAX_TOKENS")
+    # CPU inference: a 1.5B model on 2 cores needs ~40 s to a first token on a 1.5k-token prompt.
+    llm_connect_timeout_s: float = Field(
+        default=5.0, gt=0, le=300, validation_alias="LLM_CONNECT_TIMEOUT_S"
+    )
+    llm_timeout_s: float = Field(default=120.0, gt=0, le=3600, validation_alias="LLM_TIMEOUT_S")
+    llm_first_token_timeout_s: float = Field(
+        default=120.0, gt=0, le=3600, validation_alias="LLM_FIRST_TOKEN_TIMEOUT_S"
+    )
+    llm_idle_timeout_s: float = Field(
+        default=60.0, gt=0, le=3600, validation_alias="LLM_IDLE_TIMEOUT_S"
+    )
+    searxng_timeout_s: float = Field(
+        default=20.0, gt=0, le=300, validation_alias="SEARXNG_TIMEOUT_S"
+    )
+    searxng_retry_backoff_s: float = Field(
+        default=0.5, ge=0, le=30, validation_alias="SEARXNG_RETRY_BACKOFF_S"
+    )
+
     # --- agent loop, budgets and limits (ORCHESTRATOR_*) ---
     max_rounds: int = Field(default=3, ge=1, le=10)
     top_urls: int = Field(default=10, ge=1, le=50)
