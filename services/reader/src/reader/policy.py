@@ -169,6 +169,8 @@ class AddressPolicy:
                 return self.reason(inner)
             if ip.teredo is not None or ip in _NAT64_LOCAL:
                 return "tunnel address"
+        if ip.is_loopback:  # before is_reserved: ::1 sits in the reserved ::/8
+            return None if self._allow_private else "private address"
         if ip.is_unspecified or ip.is_multicast or ip.is_link_local or ip.is_reserved:
             return "special-purpose address"
         if ip.version == 4 and ip in _THIS_NETWORK:

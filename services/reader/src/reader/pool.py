@@ -148,6 +148,8 @@ class ExtractorPool:
     def _replace(self, worker: _Worker, *, kill: bool) -> None:
         """Retire or kill ``worker`` and start a replacement in the background."""
         self._all.discard(worker)
+        if kill:
+            worker.process.kill()  # at once (SIGKILL does not block): frees the waiting thread
 
         async def replace() -> None:
             await asyncio.to_thread(worker.kill if kill else worker.retire)

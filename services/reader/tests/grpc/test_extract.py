@@ -1,0 +1,154 @@
+"""Extract over gRPC, worker replacement, overload, warm-up health and the read cache."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+import grpc
+import pytest
+import pytest_asyncio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from quarry.v1 import reader_pb2, reader_pb2_grpc
+from reader.config import Settings
+from reader.pool import ExtractorPool
+from reader.server import ReaderServer, build_server
+
+from services.reader.tests.pages import (
+    ARTICLE,
+    PARAGRAPHS,
+    PDF_LINES,
+    HttpServer,
+    fixed,
+    make_pdf,
+    slow_page,
+)
+
+Status = reader_pb2.ReadResponse.Status
+if TYPE_CHECKING:  # the async stub type exists only in the .pyi
+    Stub = reader_pb2_grpc.ReaderAsyncStub
+
+
+@pytest_asyncio.fixture
+async def served() -> AsyncIterator[tuple[ReaderServer, Stub]]:
+    # One worker, no queue and a 0.5 s extraction limit: the slow page (seconds) must be killed.
+    settings = Settings(port=0, workers=1, queue_size=0, extract_timeout_s=0.5, max_bytes=8 << 20)
+    server = build_server(settings)
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            yield server, reader_pb2_grpc.ReaderStub(channel)
+    finally:
+        await server.stop(0)
+
+
+async def _extract(stub: Stub, body: bytes, content_type: str = "") -> reader_pb2.ReadResponse:
+    request = reader_pb2.ExtractRequest(
+        html=body, url="https://x.test/a", content_type=content_type
+    )
+    reply: reader_pb2.ReadResponse = await stub.Extract(request, timeout=30)
+    return reply
+
+
+async def test_extract_html_pdf_and_unsupported(served: tuple[ReaderServer, Stub]) -> None:
+    _, stub = served
+    html = await _extract(stub, ARTICLE, "text/html; charset=utf-8")
+    assert html.status == Status.OK, html.error
+    assert PARAGRAPHS[0][:50] in html.markdown
+    assert html.final_url == "https://x.test/a"
+    assert html.fetched_bytes == len(ARTICLE)
+    pdf = await _extract(stub, make_pdf(PDF_LINES), "application/pdf")
+    assert pdf.status == Status.OK, pdf.error
+    assert PDF_LINES[1] in pdf.markdown
+    image = await _extract(stub, b"\x89PNG....", "image/png")
+    assert image.status == Status.UNSUPPORTED
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        reader_pb2.ExtractRequest(),
+        reader_pb2.ExtractRequest(html=b"<p>x</p>", url="u" * 20_000),
+        reader_pb2.ExtractRequest(html=b"<p>x</p>", content_type="t" * 300),
+    ],
+)
+async def test_malformed_extract_is_invalid_argument(
+    served: tuple[ReaderServer, Stub], request_: reader_pb2.ExtractRequest
+) -> None:
+    _, stub = served
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await stub.Extract(request_, timeout=10)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_pathological_page_kills_the_worker_and_service_keeps_answering(
+    served: tuple[ReaderServer, Stub],
+) -> None:
+    server, stub = served
+    (before,) = server.pool._all
+    slow = asyncio.create_task(_extract(stub, slow_page(), "text/html"))
+    for _ in range(500):
+        if server.pool.pending:
+            break
+        await asyncio.sleep(0.01)
+    # The only worker is busy and the queue holds nothing: fail fast, do not wait.
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await _extract(stub, ARTICLE)
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    reply = await slow
+    assert reply.status == Status.TIMEOUT
+    assert reply.error == "extraction timed out"
+    await asyncio.to_thread(before.process.join, 10)
+    assert before.process.exitcode == -9  # SIGKILL
+    after = await _extract(stub, ARTICLE)
+    assert after.status == Status.OK, after.error
+    assert server.pool._all
+    assert before not in server.pool._all
+
+
+async def test_not_serving_until_the_pool_is_warm() -> None:
+    # A pool whose warm-up job sleeps 1 s: health must stay NOT_SERVING until it is done.
+    pool = ExtractorPool(time.sleep, workers=1, timeout_s=5, queue_size=0, warm_job=1.0)
+    server = build_server(Settings(port=0), pool=pool)
+    starting = asyncio.create_task(server.start())
+    try:
+        while not server.port:  # noqa: ASYNC110 -- polling a plain attribute, no event to await
+            await asyncio.sleep(0.005)
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            request = health_pb2.HealthCheckRequest(service="quarry.v1.Reader")
+            first = await health.Check(request, timeout=5)
+            assert first.status == health_pb2.HealthCheckResponse.NOT_SERVING
+            await starting
+            second = await health.Check(request, timeout=5)
+            assert second.status == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        await starting
+        await server.stop(0)
+
+
+async def test_repeated_read_is_served_from_the_cache() -> None:
+    settings = Settings(port=0, workers=1, allowed_cidrs=(ipaddress.ip_network("127.0.0.1/32"),))
+    server = build_server(settings)
+    await server.start()
+    try:
+        async with (
+            HttpServer({"/article": fixed(ARTICLE)}) as web,
+            grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel,
+        ):
+            stub = reader_pb2_grpc.ReaderStub(channel)
+            first = await stub.Read(reader_pb2.ReadRequest(url=web.url("/article")), timeout=20)
+            # Same page, different spelling: the normalised URL is the key.
+            again = web.url("/article#section").replace("http://", "HTTP://")
+            second = await stub.Read(reader_pb2.ReadRequest(url=again), timeout=20)
+            assert first.status == Status.OK
+            assert not first.cached
+            assert second.cached
+            assert second.markdown == first.markdown
+            assert second.url == again
+            assert len(web.requests) == 1
+    finally:
+        await server.stop(0)

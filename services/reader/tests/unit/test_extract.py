@@ -1,0 +1,54 @@
+"""Extraction in-process (the same functions the workers run)."""
+
+from __future__ import annotations
+
+from reader.extract import RECALL_MIN_CHARS, Job, extract, extract_html
+from reader.model import Kind
+
+from services.reader.tests.pages import ARTICLE, JS_SHELL, PARAGRAPHS, PDF_LINES, make_pdf
+
+
+def test_article_markdown_and_metadata() -> None:
+    doc = extract(Job(ARTICLE, Kind.HTML, "https://history.example/veldmark"))
+    assert doc.title == "The Veldmark breakwater"  # site suffix dropped by Trafilatura
+    assert doc.markdown.startswith("# The Veldmark breakwater")
+    assert all(p[:50] in doc.markdown for p in PARAGRAPHS)
+    assert "| Year | Event |" in doc.markdown
+    assert "About us" not in doc.markdown
+    assert "---" not in doc.markdown.splitlines()[0]  # metadata header stripped
+    assert (doc.language, doc.site_name, doc.published) == ("en", "Coastal History", "2021-03-04")
+
+
+def test_js_shell_has_no_content() -> None:
+    doc = extract(Job(JS_SHELL, Kind.HTML))
+    assert doc.markdown == ""
+    assert doc.title == "App"
+
+
+def test_short_list_page_gets_the_recall_pass() -> None:
+    # A link-list page: the balanced pass drops the list as navigation-like.
+    items = "".join(f"<li>Step {i}: tighten bolt {i} to 12 Nm.</li>" for i in range(1, 9))
+    html = f"<html><body><div><h2>Assembly</h2><ul>{items}</ul></div></body></html>"
+    doc = extract_html(html)
+    assert "Step 8: tighten bolt 8 to 12 Nm." in doc.markdown
+    assert len(doc.markdown) >= RECALL_MIN_CHARS
+
+
+def test_language_from_meta_when_html_has_none() -> None:
+    html = (
+        "<html><head><meta http-equiv='Content-Language' content='de-DE'></head><body>"
+        "<article><p>" + "Ein Absatz mit genug Text für den Extraktor. " * 10 + "</p></article>"
+        "</body></html>"
+    )
+    assert extract_html(html).language == "de-DE"
+
+
+def test_pdf_text_and_title() -> None:
+    doc = extract(Job(make_pdf(PDF_LINES, title="Tides"), Kind.PDF))
+    assert doc.title == "Tides"
+    assert doc.markdown.splitlines() == PDF_LINES
+
+
+def test_plain_text_passes_through_decoded() -> None:
+    doc = extract(Job("  naïve notes\n".encode("cp1252"), Kind.TEXT, charset="windows-1252"))
+    assert doc.markdown == "naïve notes"

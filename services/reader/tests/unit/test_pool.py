@@ -1,0 +1,103 @@
+"""The extraction pool: time limits kill and replace workers; admission is bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+from reader.errors import ExtractionFailed, ExtractionTimeout, Overloaded, PoolClosed, WorkerCrashed
+from reader.pool import ExtractorPool
+
+# Jobs are seconds to sleep: time.sleep is a picklable builtin, so the worker needs no test code.
+SLOW = 30.0
+
+
+@pytest_asyncio.fixture
+async def pool() -> AsyncIterator[ExtractorPool]:
+    p = ExtractorPool(time.sleep, workers=1, timeout_s=0.5, queue_size=1, warm_job=0)
+    await p.start()
+    yield p
+    await p.close()
+
+
+async def test_result_comes_back(pool: ExtractorPool) -> None:
+    assert await pool.run(0) is None
+    assert pool.pending == 0
+
+
+async def test_hung_job_kills_and_replaces_its_worker(pool: ExtractorPool) -> None:
+    (first,) = pool._all
+    with pytest.raises(ExtractionTimeout):
+        await pool.run(SLOW)
+    # The next job waits for the replacement and succeeds on a different process.
+    assert await pool.run(0) is None
+    (second,) = pool._all
+    assert second is not first
+    assert not first.process.is_alive()
+
+
+async def test_per_call_limit_is_capped_by_the_pool_limit(pool: ExtractorPool) -> None:
+    with pytest.raises(ExtractionTimeout):
+        await pool.run(SLOW, timeout_s=100.0)
+
+
+async def test_full_queue_fails_fast(pool: ExtractorPool) -> None:
+    running = asyncio.create_task(pool.run(0.3))
+    waiting = asyncio.create_task(pool.run(0))
+    await asyncio.sleep(0)
+    with pytest.raises(Overloaded):
+        await pool.run(0)
+    assert await running is None
+    assert await waiting is None
+
+
+async def test_crashed_worker_is_replaced() -> None:
+    # raise_signal is a picklable builtin: job SIGKILL kills the worker outright.
+    p = ExtractorPool(signal.raise_signal, workers=1, timeout_s=5, queue_size=0, warm_job=0)
+    await p.start()
+    try:
+        (first,) = p._all
+        with pytest.raises(WorkerCrashed):
+            await p.run(signal.SIGKILL)
+        # Signal 0 is a no-op: the replacement answers normally.
+        assert await p.run(0) is None
+        assert first not in p._all
+    finally:
+        await p.close()
+
+
+async def test_extractor_exception_keeps_the_worker() -> None:
+    p = ExtractorPool(int, workers=1, timeout_s=5, queue_size=0, warm_job="1")
+    await p.start()
+    try:
+        (worker,) = p._all
+        with pytest.raises(ExtractionFailed) as err:
+            await p.run("not a number")
+        assert str(err.value) == "ValueError"
+        assert await p.run("7") == 7
+        assert p._all == {worker}
+    finally:
+        await p.close()
+
+
+async def test_workers_are_recycled_after_max_jobs() -> None:
+    p = ExtractorPool(abs, workers=1, timeout_s=5, queue_size=0, warm_job=0, max_jobs=2)
+    await p.start()
+    try:
+        (first,) = p._all
+        assert [await p.run(-i) for i in range(4)] == [0, 1, 2, 3]
+        assert first not in p._all
+    finally:
+        await p.close()
+
+
+async def test_closed_pool_refuses_work(pool: ExtractorPool) -> None:
+    workers = list(pool._all)
+    await pool.close()
+    with pytest.raises(PoolClosed):
+        await pool.run(0)
+    assert not any(w.process.is_alive() for w in workers)
