@@ -92,14 +92,17 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
         queries = verdict.gap_queries
 
 
-def _history_evidence(history: list[Turn]) -> list[Evidence]:
-    evidence: list[Evidence] = []
+def _history_evidence(history: list[Turn], limit: int) -> list[Evidence]:
+    """The sources of earlier turns, newest first, one per URL, at most ``limit``."""
+    evidence: dict[str, Evidence] = {}
     for turn in reversed(history):
         for src in turn.sources:
-            evidence.append(
-                Evidence(str(src["url"]), str(src.get("title", "")), str(src.get("excerpt", "")))
-            )
-    return evidence
+            url = str(src["url"])
+            if url not in evidence:
+                evidence[url] = Evidence(
+                    url, str(src.get("title", "")), str(src.get("excerpt", ""))
+                )
+    return list(evidence.values())[:limit]
 
 
 async def _run(state: RunState, outcome: RunOutcome) -> None:
@@ -118,7 +121,7 @@ async def _run(state: RunState, outcome: RunOutcome) -> None:
                 return
             from_history = plan.history_sufficiency == "sufficient" and bool(state.history)
             if from_history:
-                evidence = _history_evidence(state.history)
+                evidence = _history_evidence(state.history, state.settings.top_urls)
                 outcome.status = "from_history"
             else:
                 query = (plan.optimized_query or "").strip() or state.question
@@ -178,7 +181,8 @@ async def run_question(
         except LLMError as err:
             outcome.status = "error"
             logger.warning("LLM failed", extra={"llm_url": err.url, "error": str(err)})
-            message = f"The LLM at {err.url} could not be reached or failed: {err}"
+            # The providers' messages name the URL already; make sure every message does.
+            message = str(err) if err.url in str(err) else f"{err} (LLM at {err.url})"
             sink.emit("error", {"code": "llm_unavailable", "message": message})
         except Exception:  # a bug must end the run with an error event, not a hang
             outcome.status = "error"
