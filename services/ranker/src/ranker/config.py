@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 from quarry_common.settings import BaseServiceSettings, Port
 
@@ -14,3 +15,9 @@ class Settings(BaseServiceSettings):
     )
 
     port: Port = 50052
+    # Analyser steps; the defaults were chosen by measurement (see ranker/analyzer.py).
+    stem: bool = True
+    stopwords: bool = True
+    # CPU-heavy calls (RankChunks, large RankResults) running at once in worker threads;
+    # more than the core count only adds GIL contention (2 cores: 2).
+    cpu_concurrency: int = Field(default=2, ge=1, le=64)

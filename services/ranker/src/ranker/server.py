@@ -19,4 +19,5 @@ def build_server(settings: Settings) -> GrpcServer:
         host=settings.host,
         port=settings.port,
         service_names=(SERVICE_NAME,),
+        warm_up=servicer.warm_up,
     )

@@ -1,35 +1,203 @@
-"""RankerServicer: maps proto messages to the domain modules."""
+"""RankerServicer: maps proto messages to the domain modules and errors to status codes."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import math
+from collections.abc import Callable
+from typing import TypeVar
+
 import grpc
+from opentelemetry import trace
 from quarry.v1 import ranker_pb2, ranker_pb2_grpc
 
+from ranker.analyzer import Analyzer, AnalyzerConfig
+from ranker.chunks import ChunksParams, rank_chunks
 from ranker.config import Settings
+from ranker.errors import BoundExceededError, InvalidRequestError
+from ranker.model import Page, RankedResult, ScoredChunk, SearchResult
+from ranker.results import ResultsParams, rank_results
+
+logger = logging.getLogger(__name__)
+
+MAX_RESULTS = 500
+MAX_PAGES = 200
+MAX_CHUNKS = 20_000
+MAX_QUERY_TOKENS = 128
+# 128 tokens of ordinary words fit in well under 4 KiB; far longer is not a query.
+MAX_QUERY_CHARS = 4096
+MAX_FIELD_WEIGHT = 100.0
+MIN_CHUNK_WORDS, MAX_CHUNK_WORDS = 16, 10_000
+# Below this much text RankResults runs on the event loop: a thread hop costs more.
+INLINE_RESULTS_CHARS = 100_000
+
+T = TypeVar("T")
+ResultsContext = grpc.aio.ServicerContext[
+    ranker_pb2.RankResultsRequest, ranker_pb2.RankResultsResponse
+]
+ChunksContext = grpc.aio.ServicerContext[
+    ranker_pb2.RankChunksRequest, ranker_pb2.RankChunksResponse
+]
+
+
+def _check_query(analyzer: Analyzer, query: str) -> None:
+    if len(query) > MAX_QUERY_CHARS:
+        raise BoundExceededError(f"query is longer than {MAX_QUERY_CHARS} characters")
+    if len(analyzer.surface_tokens(query)) > MAX_QUERY_TOKENS:
+        raise BoundExceededError(f"query has more than {MAX_QUERY_TOKENS} tokens")
+
+
+def _weight(request: ranker_pb2.RankResultsRequest, name: str, default: float) -> float:
+    if not request.HasField(name):
+        return default
+    value = float(getattr(request, name))
+    if not math.isfinite(value) or not 0.0 <= value <= MAX_FIELD_WEIGHT:
+        raise InvalidRequestError(f"{name} must be between 0 and {MAX_FIELD_WEIGHT:g}")
+    return value
+
+
+def results_from_proto(
+    analyzer: Analyzer, request: ranker_pb2.RankResultsRequest
+) -> tuple[list[SearchResult], ResultsParams]:
+    """Validate a RankResultsRequest and map it to domain values."""
+    if len(request.results) > MAX_RESULTS:
+        raise BoundExceededError(f"more than {MAX_RESULTS} results")
+    _check_query(analyzer, request.query)
+    results = []
+    for i, r in enumerate(request.results):
+        if not r.url.strip():
+            raise InvalidRequestError(f"results[{i}].url is empty")
+        results.append(
+            SearchResult(
+                url=r.url,
+                title=r.title,
+                snippet=r.snippet,
+                engine_rank=r.engine_rank,
+                engines=tuple(r.engines),
+                published=r.published,
+                source=r.source,
+            )
+        )
+    params = ResultsParams(
+        title_weight=_weight(request, "title_weight", 2.0),
+        snippet_weight=_weight(request, "snippet_weight", 1.0),
+        rrf_k=request.rrf_k if request.HasField("rrf_k") else 60,
+        top_k=request.top_k,
+    )
+    return results, params
+
+
+def chunks_from_proto(
+    analyzer: Analyzer, request: ranker_pb2.RankChunksRequest
+) -> tuple[list[Page], ChunksParams]:
+    """Validate a RankChunksRequest and map it to domain values."""
+    if len(request.pages) > MAX_PAGES:
+        raise BoundExceededError(f"more than {MAX_PAGES} pages")
+    _check_query(analyzer, request.query)
+    chunk_words = request.chunk_words if request.HasField("chunk_words") else 500
+    if not MIN_CHUNK_WORDS <= chunk_words <= MAX_CHUNK_WORDS:
+        raise InvalidRequestError(
+            f"chunk_words must be between {MIN_CHUNK_WORDS} and {MAX_CHUNK_WORDS}"
+        )
+    pages = []
+    for i, p in enumerate(request.pages):
+        if not p.url.strip():
+            raise InvalidRequestError(f"pages[{i}].url is empty")
+        pages.append(Page(url=p.url, title=p.title, markdown=p.markdown))
+    params = ChunksParams(
+        top_k=request.top_k if request.HasField("top_k") else 8,
+        chunk_words=chunk_words,
+        one_per_url=request.one_per_url if request.HasField("one_per_url") else True,
+        max_chunks=MAX_CHUNKS,
+    )
+    return pages, params
+
+
+def ranked_to_proto(ranked: list[RankedResult], total: int) -> ranker_pb2.RankResultsResponse:
+    """Map fused results to a RankResultsResponse."""
+    reply = ranker_pb2.RankResultsResponse(total=total)
+    for item in ranked:
+        r = item.result
+        out = reply.results.add(bm25f_score=item.bm25f_score, rrf_score=item.rrf_score)
+        out.rank = item.rank
+        out.result.url = r.url
+        out.result.title = r.title
+        out.result.snippet = r.snippet
+        out.result.engine_rank = r.engine_rank
+        out.result.engines.extend(r.engines)
+        out.result.published = r.published
+        out.result.source = r.source
+        if item.lexical_rank is not None:
+            out.lexical_rank = item.lexical_rank
+    return reply
+
+
+def chunks_to_proto(chunks: list[ScoredChunk], total: int) -> ranker_pb2.RankChunksResponse:
+    """Map ranked chunks to a RankChunksResponse."""
+    reply = ranker_pb2.RankChunksResponse(total_chunks=total)
+    for sc in chunks:
+        c = sc.chunk
+        reply.chunks.add(url=c.url, title=c.title, text=c.text, score=sc.score, index=c.index)
+    return reply
 
 
 class RankerServicer(ranker_pb2_grpc.RankerServicer):
-    """The ranker's RPCs (not implemented yet: each answers UNIMPLEMENTED)."""
+    """The ranker's RPCs; CPU-heavy work runs in worker threads so health keeps answering."""
 
     def __init__(self, settings: Settings) -> None:
-        self._settings = settings
+        self._analyzer = Analyzer(AnalyzerConfig(stem=settings.stem, stopwords=settings.stopwords))
+        self._cpu = asyncio.Semaphore(settings.cpu_concurrency)
+
+    async def warm_up(self) -> None:
+        """Run each code path once (numpy, bm25s, the stemmer) before reporting SERVING."""
+        page = Page("https://warm.up/", "warm up", "# Warm up\n\nRanking warms up the ranker.")
+        result = SearchResult("https://warm.up/", "warm up", "ranking warms up", 1)
+        await self._in_thread(lambda: rank_chunks(self._analyzer, "ranking", [page]))
+        rank_results(self._analyzer, "ranking", [result])
+
+    async def _in_thread(self, fn: Callable[[], T]) -> T:
+        async with self._cpu:
+            return await asyncio.to_thread(fn)
 
     async def RankResults(
-        self,
-        request: ranker_pb2.RankResultsRequest,
-        context: grpc.aio.ServicerContext[
-            ranker_pb2.RankResultsRequest, ranker_pb2.RankResultsResponse
-        ],
+        self, request: ranker_pb2.RankResultsRequest, context: ResultsContext
     ) -> ranker_pb2.RankResultsResponse:
-        """Not implemented yet."""
-        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "RankResults is not implemented yet")
+        """Fuse BM25F over title and snippet with the engine order (RRF)."""
+        try:
+            results, params = results_from_proto(self._analyzer, request)
+            size = sum(len(r.title) + len(r.snippet) for r in results)
+            trace.get_current_span().set_attribute("quarry.ranker.results", len(results))
+
+            def run() -> tuple[list[RankedResult], int]:
+                return rank_results(self._analyzer, request.query, results, params)
+
+            ranked, total = run() if size < INLINE_RESULTS_CHARS else await self._in_thread(run)
+        except InvalidRequestError as err:
+            logger.info("rejected RankResults", extra={"reason": str(err)})
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
+        except Exception:  # anything else is our bug: log it, answer generically
+            logger.exception("RankResults failed")
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+        return ranked_to_proto(ranked, total)
 
     async def RankChunks(
-        self,
-        request: ranker_pb2.RankChunksRequest,
-        context: grpc.aio.ServicerContext[
-            ranker_pb2.RankChunksRequest, ranker_pb2.RankChunksResponse
-        ],
+        self, request: ranker_pb2.RankChunksRequest, context: ChunksContext
     ) -> ranker_pb2.RankChunksResponse:
-        """Not implemented yet."""
-        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "RankChunks is not implemented yet")
+        """Chunk the pages and return the best chunks by BM25."""
+        try:
+            pages, params = chunks_from_proto(self._analyzer, request)
+            trace.get_current_span().set_attribute("quarry.ranker.pages", len(pages))
+
+            def run() -> tuple[list[ScoredChunk], int]:
+                return rank_chunks(self._analyzer, request.query, pages, params)
+
+            chunks, total = await self._in_thread(run)
+            trace.get_current_span().set_attribute("quarry.ranker.chunks", total)
+        except InvalidRequestError as err:
+            logger.info("rejected RankChunks", extra={"reason": str(err)})
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
+        except Exception:  # anything else is our bug: log it, answer generically
+            logger.exception("RankChunks failed")
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+        return chunks_to_proto(chunks, total)
