@@ -1,0 +1,59 @@
+"""Services started as real processes export spans over OTLP, continuing the caller's trace."""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import time
+
+import grpc
+import pytest
+from quarry.v1 import ranker_pb2, ranker_pb2_grpc, reader_pb2, reader_pb2_grpc
+
+from tests.conftest import free_port, service_env, start_service, wait_serving
+from tests.e2e.otlp import otlp_receiver
+
+pytestmark = pytest.mark.e2e
+
+
+def test_grpc_services_join_the_callers_trace(spawn: list[subprocess.Popen[bytes]]) -> None:
+    trace_id = secrets.token_hex(16)
+    traceparent: tuple[str, str | bytes] = (
+        "traceparent",
+        f"00-{trace_id}-{secrets.token_hex(8)}-01",
+    )
+    with otlp_receiver() as receiver:
+        ports = {}
+        for name in ("reader", "ranker"):
+            ports[name] = free_port()
+            env = service_env(
+                **{f"{name.upper()}_PORT": str(ports[name])},
+                OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
+                OTEL_EXPORTER_OTLP_INSECURE="true",
+                OTEL_BSP_SCHEDULE_DELAY="100",
+            )
+            spawn.append(start_service(name, env))
+            wait_serving(ports[name], spawn[-1])
+
+        with grpc.insecure_channel(f"127.0.0.1:{ports['ranker']}") as ch:
+            ranker_pb2_grpc.RankerStub(ch).RankResults(
+                ranker_pb2.RankResultsRequest(
+                    query="lighthouse",
+                    results=[ranker_pb2.SearchResult(url="http://a/", title="A", engine_rank=1)],
+                ),
+                metadata=(traceparent,),
+                timeout=10,
+            )
+        with grpc.insecure_channel(f"127.0.0.1:{ports['reader']}") as ch:
+            reader_pb2_grpc.ReaderStub(ch).Extract(
+                reader_pb2.ExtractRequest(html=b"<html><body><p>hi</p></body></html>"),
+                metadata=(traceparent,),
+                timeout=10,
+            )
+
+        deadline = time.monotonic() + 15
+        services: set[str] = set()
+        while time.monotonic() < deadline and services != {"reader", "ranker"}:
+            services = {s.service for s in receiver.snapshot() if s.trace_id == trace_id}
+            time.sleep(0.1)
+        assert services == {"reader", "ranker"}, receiver.snapshot()
