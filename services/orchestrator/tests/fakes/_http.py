@@ -101,7 +101,7 @@ class TinyHTTPServer:
         self._on_disconnect = on_disconnect
         self._on_finish = on_finish
         self._server: asyncio.Server | None = None
-        self._connections: set[asyncio.Task[None]] = set()
+        self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
         self.port = 0
 
     @property
@@ -118,10 +118,12 @@ class TinyHTTPServer:
         """Stop accepting, cut every open connection and wait for their tasks."""
         if self._server is not None:
             self._server.close()
-        tasks = list(self._connections)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        # Aborting the transports ends each connection task through EOF, as a client closing
+        # would; hung handlers are then cancelled by their disconnect watch.
+        tasks = list(self._connections.items())
+        for _, writer in tasks:
+            writer.transport.abort()
+        await asyncio.gather(*(task for task, _ in tasks), return_exceptions=True)
         if self._server is not None:
             await self._server.wait_closed()
             self._server = None
@@ -129,14 +131,14 @@ class TinyHTTPServer:
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._connections.add(task)
+        self._connections[task] = writer
         try:
             while await self._serve_one(reader, writer):
                 pass
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
         finally:
-            self._connections.discard(task)
+            self._connections.pop(task, None)
             writer.transport.abort()
 
     async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:

@@ -1,0 +1,255 @@
+"""HTTP plumbing shared by the chat providers: deadlines, error messages, streamed lines.
+
+Timeouts, and which exception each one raises:
+
+* the caller's ``timeout`` is its budget: when that runs out first, ``TimeoutError`` propagates
+  (the agent loop treats it as "budget exhausted", not as a broken LLM);
+* the configured limits (``LLM_TIMEOUT_S`` per structured call, ``LLM_FIRST_TOKEN_TIMEOUT_S``
+  and ``LLM_IDLE_TIMEOUT_S`` for streams, ``LLM_CONNECT_TIMEOUT_S``) say the server is too slow
+  or stuck: they raise ``LLMError`` naming the URL and the setting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import httpx
+
+from orchestrator.llm.base import LLMError, Message
+from orchestrator.llm.think import ThinkFilter, strip_think
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+SchemaDialect = Literal["json_schema", "json_object", "none"]
+# After a stream line: read on; the body may now end cleanly (finish_reason seen); stop.
+LineState = Literal["more", "finished", "done"]
+
+# Enough for the planner's and judge's JSON with bounded strings (about 1.6 kB of text).
+STRUCTURED_MAX_TOKENS = 512
+_EXCERPT_CHARS = 200
+
+
+@dataclass(frozen=True)
+class LLMOptions:
+    """Per-provider settings (see ``config.Settings`` for the matching ``LLM_*`` variables)."""
+
+    model: str
+    api_key: str = ""
+    temperature: float = 0.2
+    max_tokens: int = 1024
+    connect_timeout_s: float = 5.0
+    timeout_s: float = 120.0
+    first_token_timeout_s: float = 120.0
+    idle_timeout_s: float = 60.0
+    num_ctx: int = 8192
+    keep_alive: str = "10m"
+    schema_dialect: SchemaDialect = "json_schema"
+
+
+class LLMStatusError(LLMError):
+    """The server answered with an HTTP error status."""
+
+    def __init__(self, message: str, url: str, status: int, detail: str) -> None:
+        super().__init__(message, url)
+        self.status = status
+        self.detail = detail
+
+
+def error_detail(body: str) -> str:
+    """A short, single-line excerpt of an error body (the ``error`` message when JSON)."""
+    detail: Any = body
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict):
+        detail = obj.get("error") or obj.get("detail") or obj.get("message") or body
+        if isinstance(detail, dict):
+            detail = detail.get("message") or json.dumps(detail)
+    text = " ".join(str(detail).split())
+    return text if len(text) <= _EXCERPT_CHARS else text[: _EXCERPT_CHARS - 1] + "…"
+
+
+class HttpChatClient:
+    """Base of the providers: subclasses describe the wire format, this class moves bytes."""
+
+    chat_path = ""
+    ping_path = ""
+
+    def __init__(self, base_url: str, http: httpx.AsyncClient, options: LLMOptions) -> None:
+        """``base_url`` is the server's address as configured (named in every error)."""
+        self.base_url = base_url.rstrip("/")
+        self._root = self._root_url(self.base_url)
+        self._http = http
+        self._opts = options
+
+    # --- wire format (subclasses) ---
+
+    def _root_url(self, base_url: str) -> str:
+        return base_url
+
+    def _headers(self) -> dict[str, str]:
+        return {}
+
+    def _json_body(self, messages: list[Message], schema: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _stream_body(self, messages: list[Message]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _whole_text(self, obj: Any, url: str) -> str:
+        raise NotImplementedError
+
+    def _parse_line(self, line: str, url: str) -> tuple[str, LineState]:
+        """Return (text delta, state) for one stream line; raise LLMError on an error line."""
+        raise NotImplementedError
+
+    # --- LLMClient ---
+
+    async def complete_json(
+        self, messages: list[Message], schema: dict[str, Any], *, timeout: float
+    ) -> str:
+        """Return one schema-constrained completion's text, ``<think>`` blocks removed."""
+        self._check_configured()
+        obj = await self._post(self._json_body(messages, schema), timeout=timeout)
+        return strip_think(self._whole_text(obj, self._root + self.chat_path))
+
+    async def stream_chat(self, messages: list[Message], *, timeout: float) -> AsyncIterator[str]:
+        """Yield answer deltas; closing the generator closes the HTTP stream at once."""
+        self._check_configured()
+        url = self._root + self.chat_path
+        loop = asyncio.get_running_loop()
+        caller_at = loop.time() + timeout
+        own_at = loop.time() + self._opts.first_token_timeout_s
+        what = f"first token within {self._opts.first_token_timeout_s:g} s"
+        request = self._http.build_request(
+            "POST",
+            url,
+            json=self._stream_body(messages),
+            headers=self._headers(),
+            timeout=self._httpx_timeout(),
+        )
+        resp = await self._within(self._http.send(request, stream=True), caller_at, own_at, what)
+        try:
+            if resp.status_code >= 400:
+                await self._within(resp.aread(), caller_at, own_at, what)
+                raise self._status_error(resp.status_code, resp.text, url)
+            think = ThinkFilter()
+            lines = resp.aiter_lines()
+            state: LineState = "more"
+            while state != "done":
+                try:
+                    line = await self._within(anext(lines), caller_at, own_at, what)
+                except StopAsyncIteration:
+                    if state == "finished":
+                        break
+                    raise LLMError(
+                        f"the LLM at {url} ended the stream before the answer was complete",
+                        self.base_url,
+                    ) from None
+                if not line.strip():
+                    continue
+                text, state = self._parse_line(line, url)
+                if text:
+                    # any token (reasoning included) shows the server is alive
+                    own_at = loop.time() + self._opts.idle_timeout_s
+                    what = f"token for {self._opts.idle_timeout_s:g} s"
+                    visible = think.feed(text)
+                    if visible:
+                        yield visible
+            tail = think.flush()
+            if tail:
+                yield tail
+        finally:
+            await resp.aclose()
+
+    async def ping(self, *, timeout: float) -> bool:
+        """True when the server lists its models within ``timeout``."""
+        if not self.base_url:
+            return False
+        try:
+            async with asyncio.timeout(timeout):
+                resp = await self._http.get(
+                    self._root + self.ping_path, headers=self._headers(), timeout=timeout
+                )
+        except (TimeoutError, httpx.HTTPError) as exc:
+            logger.info("LLM ping failed", extra={"llm_url": self.base_url, "error": repr(exc)})
+            return False
+        return resp.status_code < 400
+
+    # --- helpers ---
+
+    def _check_configured(self) -> None:
+        if not self.base_url:
+            raise LLMError("no LLM server is configured: set LLM_BASE_URL", "(LLM_BASE_URL unset)")
+
+    def _httpx_timeout(self) -> httpx.Timeout:
+        # Reads are bounded by asyncio deadlines (which know the budget); httpx bounds connects.
+        connect = self._opts.connect_timeout_s
+        return httpx.Timeout(None, connect=connect, pool=connect)
+
+    async def _post(self, body: dict[str, Any], *, timeout: float) -> Any:
+        url = self._root + self.chat_path
+        own = self._opts.timeout_s
+        try:
+            async with asyncio.timeout(min(timeout, own)):
+                resp = await self._http.post(
+                    url, json=body, headers=self._headers(), timeout=self._httpx_timeout()
+                )
+        except TimeoutError:
+            if timeout < own:
+                raise
+            raise LLMError(
+                f"the LLM at {url} did not answer within {own:g} s (LLM_TIMEOUT_S)", self.base_url
+            ) from None
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, url) from exc
+        if resp.status_code >= 400:
+            raise self._status_error(resp.status_code, resp.text, url)
+        try:
+            return resp.json()
+        except ValueError:
+            raise LLMError(f"the LLM at {url} answered with invalid JSON", self.base_url) from None
+
+    async def _within(self, aw: Awaitable[T], caller_at: float, own_at: float, what: str) -> T:
+        """Await ``aw`` until the earlier deadline; map httpx errors to LLMError."""
+        url = self._root + self.chat_path
+        try:
+            async with asyncio.timeout_at(min(caller_at, own_at)):
+                return await aw
+        except TimeoutError:
+            if caller_at <= own_at:
+                raise
+            raise LLMError(f"the LLM at {url} sent no {what}", self.base_url) from None
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, url) from exc
+
+    def _transport_error(self, exc: httpx.HTTPError, url: str) -> LLMError:
+        logger.warning("LLM transport error", extra={"llm_url": url, "error": repr(exc)})
+        if isinstance(exc, httpx.ConnectTimeout):
+            secs = self._opts.connect_timeout_s
+            msg = f"connecting to the LLM at {url} timed out after {secs:g} s"
+        elif isinstance(exc, httpx.ConnectError):
+            msg = f"cannot connect to the LLM at {url} (connection refused or host unreachable)"
+        elif isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+            msg = f"the LLM at {url} closed the connection before the answer was complete"
+        elif isinstance(exc, httpx.TimeoutException):
+            msg = f"timed out talking to the LLM at {url}"
+        else:
+            msg = f"could not talk to the LLM at {url} ({type(exc).__name__})"
+        return LLMError(msg, self.base_url)
+
+    def _status_error(self, status: int, body: str, url: str) -> LLMStatusError:
+        detail = error_detail(body)
+        return LLMStatusError(
+            f"the LLM at {url} answered HTTP {status}: {detail}", self.base_url, status, detail
+        )
+
+    def _malformed(self, url: str, what: str) -> LLMError:
+        return LLMError(f"the LLM at {url} sent a malformed {what}", self.base_url)

@@ -1,0 +1,54 @@
+"""Ollama's native wire format: what the provider sends to /api/chat."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from orchestrator.llm.base import Message
+from orchestrator.llm.chat import LLMOptions
+from orchestrator.llm.ollama import OllamaClient
+
+from services.orchestrator.tests.fakes.fake_llm import FakeLLM, Say
+
+MESSAGES: list[Message] = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "Question: hi"},
+]
+SCHEMA = {"type": "object", "properties": {"action": {"type": "string"}}}
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(trust_env=False) as client:
+        yield client
+
+
+async def test_structured_body_sends_schema_num_ctx_and_keep_alive(
+    http: httpx.AsyncClient,
+) -> None:
+    async with FakeLLM() as fake:
+        llm = OllamaClient(fake.url + "/api/", http, LLMOptions(model="qwen", keep_alive="3m"))
+        text = await llm.complete_json(MESSAGES, SCHEMA, timeout=5)
+    body = fake.calls[0].body
+    assert fake.requests[0].path == "/api/chat"
+    assert body["format"] == SCHEMA
+    assert body["stream"] is False
+    assert body["keep_alive"] == "3m"
+    assert body["options"]["num_ctx"] == 8192
+    assert body["options"]["temperature"] == 0.0
+    assert body["messages"] == MESSAGES
+    assert '"action": "proceed"' in text
+
+
+async def test_stream_body_and_text(http: httpx.AsyncClient) -> None:
+    async with FakeLLM() as fake:
+        fake.queue("synthesis", Say("Hello there [1]."))
+        llm = OllamaClient(fake.url, http, LLMOptions(model="qwen", num_ctx=4096, max_tokens=99))
+        text = "".join([d async for d in llm.stream_chat(MESSAGES, timeout=5)])
+    body = fake.calls[0].body
+    assert text == "Hello there [1]."
+    assert body["stream"] is True
+    assert "format" not in body
+    assert body["options"] == {"num_ctx": 4096, "temperature": 0.2, "num_predict": 99}

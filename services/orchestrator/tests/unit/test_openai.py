@@ -1,0 +1,89 @@
+"""OpenAI-compatible wire format: dialects, auth, base URLs, the json_schema fallback."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from orchestrator.llm.base import LLMError, Message
+from orchestrator.llm.chat import LLMOptions, SchemaDialect
+from orchestrator.llm.openai import OpenAIClient
+
+from services.orchestrator.tests.fakes.fake_llm import Fail, FakeLLM, Say
+
+MESSAGES: list[Message] = [{"role": "user", "content": "Question: hi"}]
+SCHEMA = {"title": "Judgement", "type": "object", "properties": {"sufficiency": {}}}
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(trust_env=False) as client:
+        yield client
+
+
+@pytest.mark.parametrize(
+    ("dialect", "expected"),
+    [
+        (
+            "json_schema",
+            {
+                "type": "json_schema",
+                "json_schema": {"name": "Judgement", "schema": SCHEMA, "strict": True},
+            },
+        ),
+        ("json_object", {"type": "json_object", "schema": SCHEMA}),
+        ("none", None),
+    ],
+)
+async def test_schema_dialects(
+    dialect: SchemaDialect, expected: object, http: httpx.AsyncClient
+) -> None:
+    async with FakeLLM() as fake:
+        llm = OpenAIClient(fake.url, http, LLMOptions(model="m", schema_dialect=dialect))
+        await llm.complete_json(MESSAGES, SCHEMA, timeout=5)
+    body = fake.calls[0].body
+    assert body.get("response_format") == expected
+    assert body["stream"] is False
+    assert body["temperature"] == 0.0
+
+
+async def test_llama_cpp_python_rejection_falls_back_to_json_object_once(
+    http: httpx.AsyncClient,
+) -> None:
+    async with FakeLLM(reject_json_schema=True) as fake:
+        llm = OpenAIClient(fake.url, http, LLMOptions(model="m"))
+        first = await llm.complete_json(MESSAGES, SCHEMA, timeout=5)
+        await llm.complete_json(MESSAGES, SCHEMA, timeout=5)
+    formats = [c.body["response_format"]["type"] for c in fake.calls]
+    assert formats == ["json_schema", "json_object", "json_object"]
+    assert llm.dialect == "json_object"
+    assert "sufficient" in first
+
+
+async def test_other_http_errors_do_not_switch_dialect(http: httpx.AsyncClient) -> None:
+    async with FakeLLM() as fake:
+        fake.queue("judge", Fail(500, "CUDA out of memory"))
+        llm = OpenAIClient(fake.url, http, LLMOptions(model="m"))
+        with pytest.raises(LLMError, match="CUDA out of memory"):
+            await llm.complete_json(MESSAGES, SCHEMA, timeout=5)
+    assert llm.dialect == "json_schema"
+    assert len(fake.calls) == 1
+
+
+@pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/"])
+async def test_base_url_with_or_without_v1_and_bearer(suffix: str, http: httpx.AsyncClient) -> None:
+    async with FakeLLM() as fake:
+        fake.queue("synthesis", Say("Fine [1]."))
+        llm = OpenAIClient(fake.url + suffix, http, LLMOptions(model="m", api_key="sk-test"))
+        text = "".join([d async for d in llm.stream_chat(MESSAGES, timeout=5)])
+        assert await llm.ping(timeout=2)
+    assert text == "Fine [1]."
+    assert [r.path for r in fake.requests] == ["/v1/chat/completions", "/v1/models"]
+    assert all(r.headers["authorization"] == "Bearer sk-test" for r in fake.requests)
+
+
+async def test_no_authorization_header_without_key(http: httpx.AsyncClient) -> None:
+    async with FakeLLM() as fake:
+        await OpenAIClient(fake.url, http, LLMOptions(model="m")).ping(timeout=2)
+    assert "authorization" not in fake.requests[0].headers
