@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# make test-containers: build the three service images with Podman and run them hardened.
+#
+# Podman stands in for Docker here (no Docker engine on our machines). Where no registry can be
+# reached (the default, QUARRY_OFFLINE=1) the images are built offline from the same Dockerfiles:
+#   - a local Python 3.11 base (debootstrap bookworm + Debian's python3.11; built once, cached),
+#   - a local uv image holding the host's uv binary,
+#   - ./wheelhouse: every locked wheel, downloaded on the host from PyPI (WHEELHOUSE=local).
+# QUARRY_OFFLINE=0 builds with the Dockerfiles' defaults (pinned official images, PyPI).
+# Then tests/containers runs the images on a podman network and asks one question.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v podman >/dev/null 2>&1; then
+  echo "test-containers: SKIPPED, podman is not installed (apt-get install -y podman runc;"
+  echo "  see the Docker section of README.md). Nothing was built or run."
+  exit 0
+fi
+
+OFFLINE="${QUARRY_OFFLINE:-1}"
+TAG="${QUARRY_IMAGE_TAG:-test}"
+PY="${PY:-.venv/bin/python}"
+UV_BIN="${UV_BIN:-}"
+BASE_DEBIAN=localhost/quarry-debian-minbase:bookworm
+BASE_PYTHON=localhost/quarry-python:3.11-bookworm
+UV_IMAGE_LOCAL=localhost/quarry-uv:local
+SERVICES=(reader ranker orchestrator)
+
+log() { printf '>> %s\n' "$*"; }
+
+build_local_bases() {
+  if ! podman image exists "$BASE_DEBIAN"; then
+    command -v debootstrap >/dev/null || { echo "test-containers: needs debootstrap (apt-get install -y debootstrap)" >&2; exit 1; }
+    local root
+    root="$(mktemp -d /var/tmp/quarry-debootstrap.XXXXXX)"
+    log "debootstrap bookworm minbase into $root (about 1-3 minutes, once)"
+    debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >/dev/null
+    tar -C "$root" -c . | podman import - "$BASE_DEBIAN" >/dev/null
+    rm -rf "$root"
+  fi
+  if ! podman image exists "$BASE_PYTHON"; then
+    log "building $BASE_PYTHON (Debian python3.11)"
+    podman build -q --format docker --build-arg DEBIAN_IMAGE="$BASE_DEBIAN" -t "$BASE_PYTHON" \
+      -f deploy/offline/python-base.Dockerfile deploy/offline >/dev/null
+  fi
+  if [ -z "$UV_BIN" ]; then
+    UV_BIN="$(python3 -c 'import uv; print(uv.find_uv_bin())' 2>/dev/null || true)"
+    [ -n "$UV_BIN" ] || UV_BIN="$(readlink -f "$(command -v uv)")"
+  fi
+  local ctx
+  ctx="$(mktemp -d)"
+  cp "$UV_BIN" "$ctx/uv"
+  printf 'FROM scratch\nCOPY uv /uv\n' >"$ctx/Dockerfile"
+  podman build -q --format docker -t "$UV_IMAGE_LOCAL" "$ctx" >/dev/null
+  rm -rf "$ctx"
+  log "uv for the build: $("$UV_BIN" --version)"
+}
+
+build_wheelhouse() {
+  # Every third-party wheel the three services lock, plus hatchling to build the workspace
+  # members; pip keeps wheels already present, so reruns only fetch what uv.lock changed.
+  local req
+  req="$(mktemp)"
+  for s in "${SERVICES[@]}"; do
+    "$UV_BIN" export --quiet --frozen --no-dev --package "$s" --no-emit-workspace --no-hashes --no-header
+  done | grep -v '^ *#' | sort -u >"$req"
+  echo "hatchling>=1.27" >>"$req"
+  mkdir -p wheelhouse
+  log "wheelhouse: $(grep -c . "$req") requirements"
+  # The host's CPython 3.11 on x86-64 glibc picks the same wheels the bookworm images need.
+  python3 -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
+    -d wheelhouse -r "$req"
+  rm -f "$req"
+}
+
+build_images() {
+  local args=(--format docker --layers)
+  if [ "$OFFLINE" = 1 ]; then
+    args+=(--build-arg "PYTHON_IMAGE=$BASE_PYTHON" --build-arg "UV_IMAGE=$UV_IMAGE_LOCAL"
+      --build-arg WHEELHOUSE=local)
+  fi
+  for s in "${SERVICES[@]}"; do
+    log "building localhost/quarry-$s:$TAG"
+    local start=$SECONDS
+    podman build -q "${args[@]}" -t "localhost/quarry-$s:$TAG" -f "services/$s/Dockerfile" . >/dev/null
+    log "  built in $((SECONDS - start)) s, $(podman image inspect --format '{{.Size}}' "localhost/quarry-$s:$TAG" | awk '{printf "%.0f MB", $1/1e6}')"
+  done
+}
+
+if [ "$OFFLINE" = 1 ]; then
+  build_local_bases
+  build_wheelhouse
+fi
+build_images
+
+log "running tests/containers against the images"
+QUARRY_CONTAINER_TEST=1 QUARRY_IMAGE_TAG="$TAG" "$PY" -m pytest -q -p no:cacheprovider -o addopts="--import-mode=importlib" \
+  tests/containers "$@"
