@@ -150,7 +150,7 @@ class ScriptedBrain:
         return Decision(self.plans.pop(0) if self.plans else Plan(optimized_query=question))
 
     async def judge(
-        self, question: str, evidence: Sequence[Evidence], *, timeout: float
+        self, question: str, evidence: Sequence[Evidence], *, stage: str, timeout: float
     ) -> Decision[Judgement]:
         self._check_up()
         self.judged.append(list(evidence))

@@ -19,7 +19,7 @@ async def judge_step(
     """Judge ``evidence``; emit a `judge` event with the verdict and gap queries."""
     with state.stage("judge", stage=stage, evidence=len(evidence)) as span:
         decision = await state.deps.brain.judge(
-            state.question, evidence, timeout=state.research_left()
+            state.question, evidence, stage=stage, timeout=state.research_left()
         )
         verdict = decision.value
         gaps = [q.strip() for q in verdict.gap_queries if q.strip()][:MAX_GAP_QUERIES]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 from orchestrator.clients.searxng_types import SearchResponse
 from orchestrator.schemas import Judgement, Plan
@@ -57,7 +57,12 @@ class Brain(Protocol):
         ...
 
     async def judge(
-        self, question: str, evidence: Sequence[Evidence], *, timeout: float
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        *,
+        stage: Literal["snippets", "chunks"],
+        timeout: float,
     ) -> Decision[Judgement]:
         """Judge whether ``evidence`` answers ``question``; suggest gap queries."""
         ...
