@@ -1,0 +1,113 @@
+"""Citation checking on hand-made answers and sources."""
+
+from __future__ import annotations
+
+from orchestrator.citations import (
+    SUPPORT_THRESHOLD,
+    check_citations,
+    content_words,
+    support,
+)
+
+EIFFEL_HEIGHT = (
+    "The Eiffel Tower is 330 metres tall. It was the tallest man-made structure in the world "
+    "until the Chrysler Building was finished in New York in 1930."
+)
+EIFFEL_HISTORY = (
+    "The Eiffel Tower was built by Gustave Eiffel's company for the 1889 World's Fair in Paris. "
+    "Critics at the time called the tower an eyesore."
+)
+PARIS = "Paris is the capital and most populous city of France, with 2.1 million residents."
+SOURCES = [(1, EIFFEL_HEIGHT), (2, EIFFEL_HISTORY), (3, PARIS)]
+
+
+def score(sentence: str, source: str) -> float:
+    return support(content_words(sentence), content_words(source))
+
+
+def test_threshold_separates_support_from_same_topic_sources() -> None:
+    # the calibration the module docstring cites
+    verbatim = "The Eiffel Tower is 330 metres tall."
+    paraphrase = "Gustave Eiffel's company built the tower for the 1889 World's Fair."
+    assert score(verbatim, EIFFEL_HEIGHT) == 1.0
+    assert score(paraphrase, EIFFEL_HISTORY) >= 0.6
+    assert score(verbatim, EIFFEL_HISTORY) <= 0.4  # same topic, not the fact
+    assert score(paraphrase, EIFFEL_HEIGHT) <= 0.4
+    assert score(verbatim, EIFFEL_HISTORY) < SUPPORT_THRESHOLD < score(paraphrase, EIFFEL_HISTORY)
+
+
+def test_correct_citations_are_kept_unchanged() -> None:
+    answer = "The Eiffel Tower is 330 metres tall [1]. It was built for the 1889 World's Fair [2]."
+    report = check_citations(answer, SOURCES)
+    assert report.text == answer
+    assert report.cited == [1, 2]
+    assert (report.removed_citations, report.replaced, report.added) == ([], [], [])
+
+
+def test_number_without_a_source_is_removed() -> None:
+    answer = "Critics called it an eyesore [2][9]. Paris has 2.1 million residents [3]."
+    report = check_citations(answer, SOURCES)
+    assert report.text == "Critics called it an eyesore [2]. Paris has 2.1 million residents [3]."
+    assert report.removed_citations == [9]
+    assert report.cited == [2, 3]
+
+
+def test_wrong_citation_is_replaced_by_the_supporting_source() -> None:
+    answer = "The Eiffel Tower is 330 metres tall [3]."
+    report = check_citations(answer, SOURCES)
+    assert report.text == "The Eiffel Tower is 330 metres tall [1]."
+    assert report.replaced == [(3, 1)]
+    assert report.cited == [1]
+
+
+def test_unsupported_citation_without_a_better_source_is_removed() -> None:
+    answer = "The tower is painted bright green every spring [2]. It is in Paris [3]."
+    report = check_citations(answer, SOURCES)
+    assert report.text == "The tower is painted bright green every spring. It is in Paris [3]."
+    assert report.removed_citations == [2]
+
+
+def test_group_forms_are_understood_and_normalised() -> None:
+    answer = (
+        "The Eiffel Tower is 330 metres tall and was built for the 1889 World's Fair in Paris "
+        "[1, 2]. Paris is the capital of France [Source 3]. The tower was built for the 1889 "
+        "fair [1-3]."
+    )
+    report = check_citations(answer, SOURCES)
+    assert "in Paris [1][2]." in report.text
+    assert "capital of France [3]." in report.text
+    # of 1..3 only source 2 supports the last sentence
+    assert report.text.endswith("built for the 1889 fair [2].")
+    assert report.removed_citations == [1, 3]
+
+
+def test_citation_after_the_full_stop_belongs_to_that_sentence() -> None:
+    answer = "Paris is the capital of France. [3] The tower is 330 metres tall. [2]"
+    report = check_citations(answer, SOURCES)
+    assert report.text == "Paris is the capital of France. [3] The tower is 330 metres tall. [1]"
+    assert report.replaced == [(2, 1)]
+
+
+def test_uncited_sentence_gets_a_citation_when_exactly_one_source_supports_it() -> None:
+    answer = "Critics at the time called the tower an eyesore. The Eiffel Tower is famous."
+    report = check_citations(answer, SOURCES)
+    assert report.text == (
+        "Critics at the time called the tower an eyesore [2]. The Eiffel Tower is famous."
+    )
+    assert report.added == [2]
+    assert report.cited == [2]
+
+
+def test_short_sentences_keep_existing_citations_and_empty_input_is_fine() -> None:
+    assert check_citations("Yes [1].", SOURCES).text == "Yes [1]."
+    assert check_citations("", SOURCES).cited == []
+    report = check_citations("Nothing cites [1].", [])
+    assert report.text == "Nothing cites."
+    assert report.removed_citations == [1]
+
+
+def test_years_in_brackets_and_decimals_do_not_confuse_sentences() -> None:
+    answer = "Paris has 2.1 million residents [3]. Built in [1889]."
+    report = check_citations(answer, SOURCES)
+    assert report.text.startswith("Paris has 2.1 million residents [3].")
+    assert report.cited == [3]
