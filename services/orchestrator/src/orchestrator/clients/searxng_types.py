@@ -15,6 +15,7 @@ class SearchHit:
     engine_rank: int
     engines: tuple[str, ...] = ()
     published: str = ""
+    score: float = 0.0  # SearXNG's own merged score (higher is better)
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,9 @@ class SearchResponse:
 
     hits: list[SearchHit]
     unresponsive_engines: list[str] = field(default_factory=list)
+    # (engine, reason) as SearXNG reports them, e.g. ("brave", "timeout")
+    unresponsive_reasons: list[tuple[str, str]] = field(default_factory=list)
+    suggestions: list[str] = field(default_factory=list)
 
 
 class SearxngError(Exception):

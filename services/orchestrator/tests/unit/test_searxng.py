@@ -1,0 +1,126 @@
+"""SearxngClient against the fake SearXNG over real HTTP."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from orchestrator.clients.searxng import SearxngClient, parse_response
+from orchestrator.clients.searxng_types import SearxngError
+
+from services.orchestrator.tests.fakes.fake_searxng import FakeSearxng, searx_result
+
+RESULTS = [
+    searx_result("https://a.test/page", "A  title", "About\n a.", engines=["brave", "ddg"]),
+    searx_result("https://A.test/page/#frag", "A again", "dup"),
+    searx_result("ftp://files.test/x", "not the web", ""),
+    searx_result("https://b.test/", "B", "About b.", published="2026-01-02T00:00:00", score=0.5),
+]
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(trust_env=False) as client:
+        yield client
+
+
+def client(url: str, http: httpx.AsyncClient, timeout: float = 5.0) -> SearxngClient:
+    return SearxngClient(url, http, timeout, retry_backoff_s=0.01)
+
+
+async def test_parses_searxng_json_in_order_without_duplicates(http: httpx.AsyncClient) -> None:
+    async with FakeSearxng(RESULTS) as sx:
+        sx.unresponsive = [("brave", "timeout"), ("google", "CAPTCHA")]
+        resp = await client(sx.url + "/", http).search(
+            "what is a", categories="news", language="en", time_range="month"
+        )
+    assert [(h.url, h.engine_rank) for h in resp.hits] == [
+        ("https://a.test/page", 1),
+        ("https://b.test/", 2),
+    ]
+    first, second = resp.hits
+    assert (first.title, first.snippet, first.engines) == ("A title", "About a.", ("brave", "ddg"))
+    assert (second.published, second.score) == ("2026-01-02T00:00:00", 0.5)
+    assert resp.unresponsive_engines == ["brave", "google"]
+    assert resp.unresponsive_reasons == [("brave", "timeout"), ("google", "CAPTCHA")]
+    assert sx.searches[0].query == {
+        "q": "what is a",
+        "format": "json",
+        "pageno": "1",
+        "categories": "news",
+        "language": "en",
+        "time_range": "month",
+    }
+
+
+def test_parse_tolerates_old_and_odd_shapes() -> None:
+    resp = parse_response(
+        {
+            "results": [None, {"url": 3}, {"url": "http://x.test", "engine": "bing"}],
+            "unresponsive_engines": ["wikipedia"],
+            "suggestions": ["x y", 4],
+        }
+    )
+    assert [(h.url, h.engines, h.title) for h in resp.hits] == [("http://x.test", ("bing",), "")]
+    assert resp.unresponsive_engines == ["wikipedia"]
+    assert resp.suggestions == ["x y"]
+
+
+async def test_403_says_json_output_is_disabled(http: httpx.AsyncClient) -> None:
+    async with FakeSearxng(mode="403") as sx:
+        with pytest.raises(SearxngError) as err:
+            await client(sx.url, http).search("q")
+    message = str(err.value)
+    assert "JSON output is disabled in SearXNG's settings" in message
+    assert "search.formats" in message
+    assert sx.url in message
+    assert len(sx.searches) == 1  # no retry on 4xx
+
+
+async def test_one_retry_after_a_network_error(http: httpx.AsyncClient) -> None:
+    async with FakeSearxng(RESULTS) as sx:
+        sx.fail_next("drop")
+        resp = await client(sx.url, http).search("q")
+        assert len(resp.hits) == 2
+        sx.fail_next("drop", "drop")
+        with pytest.raises(SearxngError, match="Cannot reach SearXNG at"):
+            await client(sx.url, http).search("q")
+    assert len(sx.searches) == 4
+
+
+async def test_retry_after_5xx_then_error_names_the_url(http: httpx.AsyncClient) -> None:
+    async with FakeSearxng(RESULTS) as sx:
+        sx.fail_next("500")
+        assert len((await client(sx.url, http).search("q")).hits) == 2
+        sx.mode = "500"
+        with pytest.raises(SearxngError, match="answered HTTP 500") as err:
+            await client(sx.url, http).search("q")
+    assert sx.url in str(err.value)
+    assert len(sx.searches) == 4
+
+
+async def test_timeout_is_an_error_without_retry(http: httpx.AsyncClient) -> None:
+    async with FakeSearxng(mode="hang") as sx:
+        with pytest.raises(SearxngError, match=r"did not answer within 0\.2 s"):
+            await client(sx.url, http, timeout=0.2).search("q")
+    assert len(sx.searches) == 1
+
+
+async def test_connection_refused_and_ping(http: httpx.AsyncClient) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    down = client(f"http://127.0.0.1:{port}", http)
+    with pytest.raises(SearxngError, match="connection refused") as err:
+        await down.search("q")
+    assert err.value.url == f"http://127.0.0.1:{port}"
+    assert await down.ping(timeout=1) is False
+    async with FakeSearxng() as sx:
+        up = client(sx.url, http)
+        assert await up.ping(timeout=1) is True
+        sx.healthy = False
+        assert await up.ping(timeout=1) is False
+    with pytest.raises(SearxngError, match="SEARXNG_URL"):
+        await client("", http).search("q")
