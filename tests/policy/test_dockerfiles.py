@@ -1,0 +1,53 @@
+"""The service Dockerfiles: pinned bases, non-root, no build tools left in the final stage."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.policy.compose_policy import PINNED_IMAGE
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVICES = ("reader", "ranker", "orchestrator")
+
+
+def _dockerfile(service: str) -> str:
+    return (ROOT / "services" / service / "Dockerfile").read_text()
+
+
+def _final_stage(text: str) -> str:
+    return text[text.rindex("\nFROM ") :]
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_base_images_are_pinned_by_digest(service: str) -> None:
+    text = _dockerfile(service)
+    defaults = dict(re.findall(r"^ARG (\w+_IMAGE)=(\S+)$", text, flags=re.M))
+    assert set(defaults) == {"PYTHON_IMAGE", "UV_IMAGE"}
+    for image in defaults.values():
+        assert PINNED_IMAGE.match(image), image
+    for line in re.findall(r"^FROM (\S+)", text, flags=re.M):
+        assert line.startswith("${") or line in ("scratch", "wheelhouse-${WHEELHOUSE}"), line
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_final_stage_is_non_root_and_clean(service: str) -> None:
+    final = _final_stage(_dockerfile(service))
+    assert final.startswith("\nFROM ${PYTHON_IMAGE}\n")
+    assert re.search(r"^USER 10001:10001$", final, flags=re.M)
+    assert "--from=uv" not in final
+    assert "apt-get install" not in final
+    assert re.search(r"^HEALTHCHECK .*\n\s+CMD \[\"python\", \"/app/healthcheck.py\"", final, re.M)
+    assert f'ENTRYPOINT ["python", "-m", "{service}"]' in final
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_installs_only_its_own_member(service: str) -> None:
+    text = _dockerfile(service)
+    assert f"--package {service} " in text
+    others = set(SERVICES) - {service}
+    for other in others:
+        assert f"COPY services/{other}/ " not in text
+        assert f"services/{other};" not in text

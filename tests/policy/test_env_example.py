@@ -1,0 +1,28 @@
+"""Every variable in .env.example is documented in README.md, and no secret is filled in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _entries() -> dict[str, str]:
+    entries = {}
+    for line in (ROOT / ".env.example").read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            name, _, value = line.partition("=")
+            entries[name.strip()] = value.strip()
+    return entries
+
+
+def test_every_variable_is_documented_in_readme() -> None:
+    readme = (ROOT / "README.md").read_text()
+    missing = [name for name in _entries() if f"`{name}`" not in readme]
+    assert missing == []
+
+
+def test_secrets_are_left_empty() -> None:
+    entries = _entries()
+    assert entries["SEARXNG_SECRET"] == ""
+    assert entries["LLM_API_KEY"] == ""
