@@ -38,6 +38,9 @@ class Settings(BaseServiceSettings):
     llm_keep_alive: str = Field(default="10m", validation_alias="LLM_KEEP_ALIVE")
     llm_temperature: float = Field(default=0.2, ge=0, le=2, validation_alias="LLM_TEMPERATURE")
     llm_max_tokens: int = Field(default=1024, ge=16, le=32_768, validation_alias="LLM_MAX_TOKENS")
+    # Fold system messages into the first user turn, for chat formats that drop them silently
+    # (llama-cpp-python's "gemma" format for the Gemma 3 270M base model).
+    llm_fold_system: bool = Field(default=False, validation_alias="LLM_FOLD_SYSTEM")
     # CPU inference: a 1.5B model on 2 cores needs ~40 s to a first token on a 1.5k-token prompt.
     llm_connect_timeout_s: float = Field(
         default=5.0, gt=0, le=300, validation_alias="LLM_CONNECT_TIMEOUT_S"

@@ -220,6 +220,8 @@ class FakeLLM:
         # llama-cpp-python's server answers response_format json_schema with HTTP 500.
         self.reject_json_schema = reject_json_schema
         self.models_status = 200
+        # End streams without Ollama's done line / OpenAI's [DONE] (the body just ends).
+        self.omit_stream_end = False
         self.requests: list[SeenRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -408,10 +410,12 @@ class FakeLLM:
                 yield chunk
             return
         if call.wire == "ollama":
-            yield _ndjson(self._ollama_chunk("", done=True))
+            if not self.omit_stream_end:
+                yield _ndjson(self._ollama_chunk("", done=True))
         else:
             yield self._sse({}, "stop")
-            yield b"data: [DONE]\n\n"
+            if not self.omit_stream_end:
+                yield b"data: [DONE]\n\n"
 
     async def _stream_failure(self, call: Call, reply: Reply) -> AsyncIterator[bytes]:
         if isinstance(reply, Hang):

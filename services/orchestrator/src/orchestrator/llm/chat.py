@@ -50,6 +50,7 @@ class LLMOptions:
     num_ctx: int = 8192
     keep_alive: str = "10m"
     schema_dialect: SchemaDialect = "json_schema"
+    fold_system: bool = False
 
 
 class LLMStatusError(LLMError):
@@ -74,6 +75,19 @@ def error_detail(body: str) -> str:
             detail = detail.get("message") or json.dumps(detail)
     text = " ".join(str(detail).split())
     return text if len(text) <= _EXCERPT_CHARS else text[: _EXCERPT_CHARS - 1] + "…"
+
+
+def fold_system(messages: list[Message]) -> list[Message]:
+    """Prepend system messages' text to the first user message (and drop them)."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [m for m in messages if m["role"] != "system"]
+    if not system:
+        return rest
+    for i, m in enumerate(rest):
+        if m["role"] == "user":
+            rest[i] = {"role": "user", "content": f"{system}\n\n{m['content']}"}
+            return rest
+    return [{"role": "user", "content": system}, *rest]
 
 
 class HttpChatClient:
@@ -184,6 +198,12 @@ class HttpChatClient:
         return resp.status_code < 400
 
     # --- helpers ---
+
+    def _messages(self, messages: list[Message]) -> list[Message]:
+        """The messages to send; system text folded into the first user turn if configured."""
+        if not self._opts.fold_system:
+            return list(messages)
+        return fold_system(messages)
 
     def _check_configured(self) -> None:
         if not self.base_url:

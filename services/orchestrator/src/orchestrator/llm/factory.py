@@ -25,6 +25,7 @@ def llm_options(settings: Settings) -> LLMOptions:
         num_ctx=settings.llm_num_ctx,
         keep_alive=settings.llm_keep_alive,
         schema_dialect=settings.llm_schema_dialect,
+        fold_system=settings.llm_fold_system,
     )
 
 

@@ -21,7 +21,7 @@ class OllamaClient(HttpChatClient):
     def _body(self, messages: list[Message], *, stream: bool) -> dict[str, Any]:
         return {
             "model": self._opts.model,
-            "messages": list(messages),
+            "messages": self._messages(messages),
             "stream": stream,  # explicit: Ollama streams when it is omitted
             "keep_alive": self._opts.keep_alive,
             # num_ctx explicitly: Ollama truncates longer prompts to its default without a word.

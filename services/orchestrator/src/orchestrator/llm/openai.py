@@ -72,7 +72,7 @@ class OpenAIClient(HttpChatClient):
     def _body(self, messages: list[Message], *, stream: bool) -> dict[str, Any]:
         return {
             "model": self._opts.model,
-            "messages": list(messages),
+            "messages": self._messages(messages),
             "stream": stream,
             "temperature": self._opts.temperature,
             "max_tokens": self._opts.max_tokens,
