@@ -14,6 +14,7 @@ import trafilatura
 from pypdf import PdfReader
 
 from reader.content import decode
+from reader.metadata import page_metadata
 from reader.model import Extracted, Kind
 
 # Below this many characters of main text the first pass is suspected of missing the content,
@@ -23,14 +24,7 @@ RECALL_MIN_CHARS = 200
 # Measured with bench/reader/eval_extraction.py (generated articles + Debian Sphinx docs):
 # favor_recall scored the best token F1 on both sets and ran no slower than the default.
 FAVOR_RECALL = True
-# Dates from markup only (meta, JSON-LD, <time>, URL): scanning the text guesses too often
-# and costs several ms per page.
-_DATE_PARAMS = {"extensive_search": False, "original_date": True}
 
-# The metadata header Trafilatura puts in front of markdown when metadata is on.
-_YAML_HEADER = re.compile(r"\A---\n.*?\n---\n", re.S)
-# A BCP 47-ish language tag as found in <html lang> (e.g. "en", "pt-BR", "zh_Hant").
-_LANG_TAG = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8}){0,3}$")
 # Blank-line runs left by PDF text extraction.
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
@@ -45,23 +39,9 @@ class Job:
     charset: str | None = None
 
 
-def _language(tree: Any) -> str:
-    """Language from <html lang>, then <meta http-equiv=content-language>, then og:locale."""
-    candidates = [tree.get("lang") or tree.get("{http://www.w3.org/XML/1998/namespace}lang")]
-    candidates += tree.xpath(
-        "//meta[translate(@http-equiv,'CONTENT-LANGUAGE','content-language')="
-        "'content-language']/@content|//meta[@property='og:locale']/@content"
-    )
-    for value in candidates:
-        tag = str(value or "").strip().split(",")[0].strip()
-        if _LANG_TAG.match(tag):
-            return tag.replace("_", "-")
-    return ""
-
-
-def _trafilatura(tree: Any, url: str | None) -> Any:
+def _main_text(tree: Any, url: str | None) -> str:
     # Comments off (they are not the page's content), tables and formatting kept as markdown.
-    return trafilatura.extract_with_metadata(
+    text = trafilatura.extract(
         tree,
         url=url,
         output_format="markdown",
@@ -69,8 +49,8 @@ def _trafilatura(tree: Any, url: str | None) -> Any:
         include_tables=True,
         include_formatting=True,
         favor_recall=FAVOR_RECALL,
-        date_extraction_params=_DATE_PARAMS,
     )
+    return (text or "").strip()
 
 
 def _fallback(tree: Any, text: str) -> str:
@@ -86,24 +66,19 @@ def extract_html(html: str, url: str | None = None) -> Extracted:
     tree = trafilatura.load_html(html)
     if tree is None:
         return Extracted(markdown="")
-    doc = _trafilatura(tree, url)
-    text = _YAML_HEADER.sub("", doc.text or "", count=1).strip() if doc is not None else ""
+    # Both extractors copy the tree they are given; metadata reads it last.
+    text = _main_text(tree, url)
     if len(text) < RECALL_MIN_CHARS:
         text = _fallback(tree, text)
-    title = (doc.title if doc is not None else None) or _html_title(tree)
+    meta = page_metadata(tree, url)
     return Extracted(
         markdown=text,
-        title=(title or "").strip(),
-        published=(doc.date or "") if doc is not None else "",
-        site_name=(doc.sitename or "") if doc is not None else "",
-        author=(doc.author or "") if doc is not None else "",
-        language=_language(tree),
+        title=meta.title,
+        published=meta.published,
+        site_name=meta.site_name,
+        author=meta.author,
+        language=meta.language,
     )
-
-
-def _html_title(tree: Any) -> str:
-    titles = tree.xpath("//title/text()")
-    return str(titles[0]).strip() if titles else ""
 
 
 def extract_pdf(body: bytes) -> Extracted:

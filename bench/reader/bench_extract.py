@@ -1,0 +1,132 @@
+"""Extract throughput through gRPC (2 workers) vs bare trafilatura.extract in-process.
+
+Corpus: Debian documentation HTML (``apt-get install python3-doc``) when installed, else
+generated article pages. Prints pages/s and median ms/page for both, their ratio
+(target >= 0.9x bare), and the gRPC overhead per call.
+Run: ``.venv/bin/python bench/reader/bench_extract.py [--pages N] [--workers N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import trafilatura
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from quarry.v1 import reader_pb2, reader_pb2_grpc
+from reader.config import Settings
+from reader.server import build_server
+
+from bench.reader.corpus import doc_pages, generated_pages
+
+Pages = list[tuple[str, bytes]]
+
+
+def bare(pages: Pages) -> tuple[float, list[float]]:
+    """Sequential in-process trafilatura.extract: (pages/s, per-page ms)."""
+    times = []
+    start = time.perf_counter()
+    for _, body in pages:
+        t0 = time.perf_counter()
+        trafilatura.extract(body)
+        times.append((time.perf_counter() - t0) * 1000)
+    return len(pages) / (time.perf_counter() - start), times
+
+
+async def _call(stub: reader_pb2_grpc.ReaderAsyncStub, body: bytes, ctype: str) -> float:
+    t0 = time.perf_counter()
+    reply = await stub.Extract(
+        reader_pb2.ExtractRequest(html=body, content_type=ctype), timeout=120
+    )
+    if ctype == "text/html" and reply.status not in (
+        reader_pb2.ReadResponse.OK,
+        reader_pb2.ReadResponse.EMPTY,
+    ):
+        raise RuntimeError(f"Extract failed: {reply.status} {reply.error}")
+    return (time.perf_counter() - t0) * 1000
+
+
+async def through_grpc(
+    stub: reader_pb2_grpc.ReaderAsyncStub, pages: Pages, concurrency: int
+) -> tuple[float, list[float]]:
+    """Extract every page over gRPC with ``concurrency`` calls in flight."""
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    for _, body in pages:
+        queue.put_nowait(body)
+    times: list[float] = []
+
+    async def worker() -> None:
+        while not queue.empty():
+            times.append(await _call(stub, queue.get_nowait(), "text/html"))
+
+    start = time.perf_counter()
+    async with asyncio.TaskGroup() as tg:
+        for _ in range(concurrency):
+            tg.create_task(worker())
+    return len(pages) / (time.perf_counter() - start), times
+
+
+async def overhead(stub: reader_pb2_grpc.ReaderAsyncStub, body: bytes, calls: int) -> float:
+    """Median round trip of an Extract the server answers without extracting (transport only)."""
+    return statistics.median([await _call(stub, body, "image/png") for _ in range(calls)])
+
+
+async def run(pages: Pages, workers: int) -> None:
+    """Start a reader, measure, print."""
+    settings = Settings(port=0, workers=workers, queue_size=256, extract_timeout_s=120)
+    server = build_server(settings)
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            stub = reader_pb2_grpc.ReaderStub(channel)
+            await through_grpc(stub, pages[:4], workers)  # warm connections and workers
+            bare_rate, bare_ms = bare(pages)
+            ours_rate, _ = await through_grpc(stub, pages, 2 * workers)
+            _, seq_ms = await through_grpc(stub, pages, 1)
+            median_body = sorted(pages, key=lambda p: len(p[1]))[len(pages) // 2][1]
+            rpc_ms = await overhead(stub, median_body, 50)
+    finally:
+        await server.stop(0)
+    print(f"{'':34} {'pages/s':>8} {'median ms/page':>15}")
+    bare_median = statistics.median(bare_ms)
+    print(f"{'bare trafilatura.extract (1 proc)':34} {bare_rate:8.1f} {bare_median:15.1f}")
+    print(
+        f"{'reader Extract via gRPC':34} {ours_rate:8.1f} {statistics.median(seq_ms):15.1f}"
+        f"   ({workers} workers, {2 * workers} calls in flight; ms/page measured one at a time)"
+    )
+    print(f"throughput ratio reader/bare: {ours_rate / bare_rate:.2f}x (target >= 0.9x)")
+    print(
+        f"gRPC overhead per call (median round trip, {len(median_body) // 1024} KB body, "
+        f"no extraction): {rpc_ms:.2f} ms"
+    )
+    per_page = statistics.median(s - b for s, b in zip(seq_ms, bare_ms, strict=True))
+    print(f"median extra ms/page, reader one-at-a-time vs bare (incl. metadata): {per_page:+.1f}")
+
+
+def main() -> int:
+    """Pick the corpus and run the benchmark."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pages", type=int, default=60)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    pages = doc_pages(args.pages)
+    if pages:
+        source = "Debian python3-doc HTML"
+    else:
+        print("python3-doc HTML not found (apt-get install python3-doc); using generated pages")
+        pages, source = generated_pages(args.pages * 3), "generated article pages"
+    total_kb = sum(len(b) for _, b in pages) // 1024
+    print(f"corpus: {len(pages)} {source}, {total_kb} KB total")
+    asyncio.run(run(pages, args.workers))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
