@@ -126,7 +126,7 @@ class Reader:
             url,
             extracted,
             final_url=url,
-            content_type=content_type,
+            content_type=content_type or kind.value,
             fetched_bytes=len(body),
             truncated=truncated,
         )

@@ -21,11 +21,11 @@ class Status(enum.Enum):
 
 
 class Kind(enum.Enum):
-    """What a body is, decided from the Content-Type header and the first bytes."""
+    """What a body is (valued by its usual media type), from Content-Type and first bytes."""
 
-    HTML = "html"
-    TEXT = "text"
-    PDF = "pdf"
+    HTML = "text/html"
+    TEXT = "text/plain"
+    PDF = "application/pdf"
 
 
 @dataclass(frozen=True)
