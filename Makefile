@@ -13,9 +13,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PROTO_OUT := libs/protos/src
 PROTOS := $(wildcard proto/quarry/v1/*.proto)
-LINT_PATHS := $(wildcard libs/common services tests bench scripts)
+LINT_PATHS := $(wildcard libs/common services tests bench scripts deploy)
+# `make up COMPOSE="podman compose"` works too; PROFILE=tracing adds the collector and Jaeger.
+COMPOSE ?= docker compose
 
-.PHONY: help setup uv run test test-unit lint fmt proto proto-check bench up down logs
+.PHONY: help setup uv run test test-unit lint fmt proto proto-check bench up down logs test-containers
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -75,11 +77,14 @@ proto-check: setup ## Fail when the checked-in generated code drifts from proto/
 bench: setup ## Run the benchmarks (numbers beside a same-run baseline)
 	@for b in bench/*/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-up: ## docker compose up (build + start the hardened stack)
-	docker compose up -d --build --wait
+up: ## docker compose up: build + start the hardened stack (PROFILE=tracing adds tracing)
+	$(COMPOSE) $(if $(PROFILE),--profile $(PROFILE)) up -d --build --wait
 
-down: ## docker compose down
-	docker compose down
+down: ## docker compose down (every profile)
+	$(COMPOSE) --profile tracing down
 
 logs: ## Follow the compose logs
-	docker compose logs -f
+	$(COMPOSE) --profile tracing logs -f
+
+test-containers: ## Build the images with Podman, run them hardened, ask one question (not in test)
+	@scripts/test_containers.sh
