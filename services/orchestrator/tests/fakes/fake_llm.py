@@ -64,12 +64,15 @@ class FakeLLM:
         token_delay: float = 0.0,
         script: Script | None = None,
         reject_json_schema: bool = False,
+        reject_strict_keywords: bool = False,
     ) -> None:
         self.model = model
         self.token_delay = token_delay
         self.script = script
         # llama-cpp-python's server answers response_format json_schema with HTTP 500.
         self.reject_json_schema = reject_json_schema
+        # OpenAI's strict mode answers HTTP 400 to keywords it does not support (maxLength).
+        self.reject_strict_keywords = reject_strict_keywords
         self.models_status = 200
         # End streams without Ollama's done line / OpenAI's [DONE] (the body just ends).
         self.omit_stream_end = False
@@ -193,12 +196,9 @@ class FakeLLM:
         return default_reply(call)
 
     async def _reply(self, call: Call) -> Response | StreamResponse:
-        fmt = (call.body.get("response_format") or {}).get("type")
-        if call.wire == "openai" and self.reject_json_schema and fmt == "json_schema":
-            return Response.json(
-                {"error": {"message": "Input should be 'text' or 'json_object'", "code": 500}},
-                500,
-            )
+        refusal = self._refusal(call)
+        if refusal is not None:
+            return refusal
         reply = await self._pick(call)
         if isinstance(reply, Fail):
             call.outcome = "failed"
@@ -212,6 +212,23 @@ class FakeLLM:
         if not call.stream:
             return self._whole(call, reply)
         return StreamResponse(self._stream(call, reply), content_type=_stream_type(call.wire))
+
+    def _refusal(self, call: Call) -> Response | None:
+        """The structured-output refusals of llama-cpp-python's server and OpenAI strict mode."""
+        fmt = call.body.get("response_format") or {}
+        if call.wire != "openai" or fmt.get("type") != "json_schema":
+            return None
+        if self.reject_json_schema:
+            message = "Input should be 'text' or 'json_object'"
+            return Response.json({"error": {"message": message, "code": 500}}, 500)
+        spec = fmt.get("json_schema") or {}
+        if self.reject_strict_keywords and spec.get("strict") and "maxLength" in json.dumps(spec):
+            message = (
+                f"Invalid schema for response_format '{spec.get('name')}': "
+                "'maxLength' is not permitted."
+            )
+            return Response.json({"error": {"message": message, "type": "invalid_request"}}, 400)
+        return None
 
     def _whole(self, call: Call, reply: Reply) -> Response:
         if isinstance(reply, Garbage):

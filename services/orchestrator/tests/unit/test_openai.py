@@ -61,6 +61,18 @@ async def test_llama_cpp_python_rejection_falls_back_to_json_object_once(
     assert "sufficient" in first
 
 
+async def test_strict_mode_refusal_falls_back_to_non_strict_json_schema(
+    http: httpx.AsyncClient,
+) -> None:
+    async with FakeLLM(reject_strict_keywords=True) as fake:
+        llm = OpenAIClient(fake.url, http, LLMOptions(model="m"))
+        await llm.complete_json(MESSAGES, {**SCHEMA, "maxLength": 5}, timeout=5)
+        await llm.complete_json(MESSAGES, SCHEMA, timeout=5)
+    strict = [c.body["response_format"]["json_schema"]["strict"] for c in fake.calls]
+    assert strict == [True, False, False]
+    assert llm.dialect == "json_schema"
+
+
 async def test_other_http_errors_do_not_switch_dialect(http: httpx.AsyncClient) -> None:
     async with FakeLLM() as fake:
         fake.queue("judge", Fail(500, "CUDA out of memory"))

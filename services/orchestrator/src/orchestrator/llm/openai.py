@@ -3,8 +3,9 @@
 Servers take a schema in different dialects (``LLM_SCHEMA_DIALECT``): ``json_schema`` for
 OpenAI, vLLM and llama.cpp's llama-server; ``json_object`` with a ``schema`` for
 llama-cpp-python's server (which answers ``json_schema`` with HTTP 500); ``none`` to rely on the
-prompt alone. A server that rejects ``json_schema`` that way is switched to ``json_object`` once,
-with a warning, rather than failing every structured call.
+prompt alone. A server that refuses ``json_schema`` is adapted to once, with a warning, rather
+than failing every structured call: to ``json_object`` when it says that is what it takes, else
+to a non-strict ``json_schema`` (OpenAI's strict mode refuses keywords such as ``maxLength``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class OpenAIClient(HttpChatClient):
         """See HttpChatClient; the dialect starts as configured."""
         super().__init__(base_url, http, options)
         self.dialect: SchemaDialect = options.schema_dialect
+        self.strict = True
 
     def _root_url(self, base_url: str) -> str:
         return base_url.removesuffix("/v1")
@@ -55,19 +57,35 @@ class OpenAIClient(HttpChatClient):
     async def complete_json(
         self, messages: list[Message], schema: dict[str, Any], *, timeout: float
     ) -> str:
-        """As HttpChatClient, falling back once from ``json_schema`` to ``json_object``."""
-        try:
-            return await super().complete_json(messages, schema, timeout=timeout)
-        except LLMStatusError as err:
-            if self.dialect != "json_schema" or not _DIALECT_REJECTED.search(err.detail):
-                raise
-            logger.warning(
-                "LLM server rejected response_format json_schema; using json_object "
-                "(set LLM_SCHEMA_DIALECT=json_object to skip this)",
-                extra={"llm_url": self.base_url, "status": err.status},
-            )
+        """As HttpChatClient, adapting once per step to a server that refuses the schema form."""
+        while True:
+            try:
+                return await super().complete_json(messages, schema, timeout=timeout)
+            except LLMStatusError as err:
+                if not self._downgrade(err):
+                    raise
+
+    def _downgrade(self, err: LLMStatusError) -> bool:
+        """Step down after a schema refusal; False when there is nothing left to try."""
+        if self.dialect != "json_schema" or not _DIALECT_REJECTED.search(err.detail):
+            return False
+        if "json_object" in err.detail.lower():
+            # llama-cpp-python: "Input should be 'text' or 'json_object'"
             self.dialect = "json_object"
-            return await super().complete_json(messages, schema, timeout=timeout)
+            hint = "set LLM_SCHEMA_DIALECT=json_object to skip this"
+        elif self.strict:
+            # OpenAI's strict mode refuses keywords it does not support (e.g. maxLength);
+            # without strict they are ignored and the rest of the schema still applies.
+            self.strict = False
+            hint = "using a non-strict json_schema"
+        else:
+            return False
+        logger.warning(
+            "LLM server refused the structured-output request; adapting (%s)",
+            hint,
+            extra={"llm_url": self.base_url, "status": err.status, "error": err.detail},
+        )
+        return True
 
     def _body(self, messages: list[Message], *, stream: bool) -> dict[str, Any]:
         return {
@@ -85,7 +103,7 @@ class OpenAIClient(HttpChatClient):
             name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "answer"))[:64]
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": name, "schema": schema, "strict": True},
+                "json_schema": {"name": name, "schema": schema, "strict": self.strict},
             }
         elif self.dialect == "json_object":
             body["response_format"] = {"type": "json_object", "schema": schema}
