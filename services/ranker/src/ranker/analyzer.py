@@ -105,8 +105,12 @@ class Analyzer:
             toks = [t for t in toks if t not in stop]
         if self._stemmer is None:
             return toks
-        stems = self.stems(toks)
-        return [stems[t] for t in toks]
+        cache = self._cache
+        try:  # warm path: every form is cached, one dict lookup per token
+            return [cache[t] for t in toks]
+        except KeyError:
+            stems = self.stems(toks)
+            return [stems[t] for t in toks]
 
     def query_terms(self, text: str) -> list[str]:
         """Distinct terms of a query, in first-occurrence order (repeats count once)."""

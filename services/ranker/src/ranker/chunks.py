@@ -18,9 +18,9 @@ import bm25s
 import numpy as np
 
 from ranker.analyzer import Analyzer
-from ranker.chunking import DEFAULT_CHUNK_WORDS, chunk_pages, dedupe_chunks
+from ranker.chunking import DEFAULT_CHUNK_WORDS, chunk_page_tokens, dedupe_chunks
 from ranker.errors import BoundExceededError
-from ranker.model import Page, ScoredChunk
+from ranker.model import Chunk, Page, ScoredChunk
 from ranker.urls import normalize_url
 
 # bm25s's defaults (Lucene variant: idf = ln(1 + (N - df + .5) / (df + .5)),
@@ -96,10 +96,14 @@ def rank_chunks(
     is kept (URLs compared normalised).
     """
     p = params or ChunksParams()
-    produced = chunk_pages(pages, p.chunk_words)
-    if len(produced) > p.max_chunks:
-        raise BoundExceededError(f"pages produce more than {p.max_chunks} chunks")
-    surface = [analyzer.surface_tokens(c.text) for c in produced]
+    produced: list[Chunk] = []
+    surface: list[list[str]] = []
+    for page in pages:
+        for chunk, tokens in chunk_page_tokens(page, p.chunk_words, analyzer.surface_tokens):
+            produced.append(chunk)
+            surface.append(tokens)
+        if len(produced) > p.max_chunks:
+            raise BoundExceededError(f"pages produce more than {p.max_chunks} chunks")
     kept = dedupe_chunks(produced, surface)
     chunks = [produced[i] for i in kept]
     scores = bm25_scores(analyzer, analyzer.query_terms(query), [surface[i] for i in kept])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ranker.chunking import chunk_page, chunk_pages, dedupe_chunks
+from ranker.analyzer import Analyzer
+from ranker.chunking import chunk_page, chunk_page_tokens, chunk_pages, dedupe_chunks
 from ranker.model import Page
 
 
@@ -90,7 +91,7 @@ def test_near_duplicates_across_pages_are_kept_once() -> None:
 
 
 paragraph = st.lists(
-    st.sampled_from(["word", "Ünïcode", "数据", "end.", "Q?", "## Head", "-", "x"]),
+    st.sampled_from(["word", "Ünïcode", "数据", "end.", "Q?", "## Head", "-", "x", "a-b-c"]),
     min_size=1,
     max_size=60,
 ).map(" ".join)
@@ -100,10 +101,24 @@ paragraph = st.lists(
 @given(st.lists(paragraph, max_size=8), st.integers(16, 80))
 def test_chunks_respect_the_limit_and_keep_every_word(paras: list[str], limit: int) -> None:
     markdown = "\n\n".join(paras)
-    chunks = chunk_page(_page(markdown), limit)
+    with_tokens = chunk_page_tokens(_page(markdown), limit)
+    assert all(toks == Analyzer.surface_tokens(c.text) for c, toks in with_tokens)
+    chunks = [c for c, _ in with_tokens]
     assert [w for c in chunks for w in c.text.split()] == markdown.split()
     for c in chunks:
         assert c.text.strip()
-        # A heading glued to a long paragraph may tip its first piece over by its own words.
-        heading_words = sum(len(line.split()) for line in c.text.splitlines() if line[:1] == "#")
-        assert len(c.text.split()) <= limit + heading_words
+        # Words are the analyser's tokens; a heading glued to a long paragraph may tip its
+        # first piece over by its own tokens.
+        heading_words = sum(
+            len(Analyzer.surface_tokens(line)) for line in c.text.splitlines() if line[:1] == "#"
+        )
+        assert len(Analyzer.surface_tokens(c.text)) <= limit + heading_words
+
+
+def test_whitespace_words_when_asked() -> None:
+    page = _page("one-two three\n\nfour five six")
+    chunks = chunk_page_tokens(page, 3, str.split)
+    assert [(c.text, toks) for c, toks in chunks] == [
+        ("one-two three", ["one-two", "three"]),
+        ("four five six", ["four", "five", "six"]),
+    ]
