@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import ssl
 import zlib
 from collections.abc import Awaitable, Callable
 
@@ -160,14 +161,15 @@ def deflated(body: bytes) -> bytes:
 class HttpServer:
     """A loopback HTTP/1.1 server: path -> handler; each connection serves one request."""
 
-    def __init__(self, routes: dict[str, Handler]) -> None:
+    def __init__(self, routes: dict[str, Handler], tls: ssl.SSLContext | None = None) -> None:
         self.routes = routes
+        self._tls = tls
         self.requests: list[tuple[str, dict[str, str]]] = []
         self._server: asyncio.Server | None = None
         self.port = 0
 
     async def __aenter__(self) -> HttpServer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self._tls)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -179,7 +181,8 @@ class HttpServer:
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
         """The URL of ``path`` on this server."""
-        return f"http://{host}:{self.port}{path}"
+        scheme = "https" if self._tls else "http"
+        return f"{scheme}://{host}:{self.port}{path}"
 
     async def _serve(self, reader: asyncio.StreamReader, writer: Writer) -> None:
         try:
@@ -193,7 +196,7 @@ class HttpServer:
             self.requests.append((path, headers))
             handler = self.routes.get(path, status(404, "Not Found"))
             await handler(writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
             pass
         finally:
             writer.close()

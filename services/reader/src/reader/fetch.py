@@ -131,10 +131,18 @@ def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str:
 class Fetcher:
     """Fetches URLs under an :class:`AddressPolicy`."""
 
-    def __init__(self, policy: AddressPolicy, resolver: Resolver = system_resolver) -> None:
+    def __init__(
+        self,
+        policy: AddressPolicy,
+        resolver: Resolver = system_resolver,
+        *,
+        ca_file: str | None = None,
+    ) -> None:
         self._policy = policy
         self._resolver = resolver
-        self._ssl = ssl.create_default_context(cafile=certifi.where())
+        # Certificates are verified against the URL's host name even though the connection
+        # goes to a pinned IP (httpcore passes the host as SNI/server_hostname).
+        self._ssl = ssl.create_default_context(cafile=ca_file or certifi.where())
         self._ssl.minimum_version = ssl.TLSVersion.TLSv1_2
 
     async def _addresses(self, target: Target) -> list[IPAddress]:

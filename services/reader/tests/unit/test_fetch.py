@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import ssl
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -91,3 +93,40 @@ async def test_zero_redirects_allowed_means_none_followed(web: HttpServer) -> No
     with pytest.raises(ReadFailure) as err:
         await _fetcher(Dns({})).fetch(web.url("/to-name"), limits)
     assert err.value.status is Status.HTTP_ERROR
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@pytest_asyncio.fixture
+async def tls_web() -> AsyncIterator[HttpServer]:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(FIXTURES / "secure.test.pem", FIXTURES / "secure.test.key")
+    async with HttpServer({"/article": fixed(ARTICLE)}, tls=context) as server:
+        yield server
+
+
+def _tls_fetcher(dns: Dns) -> Fetcher:
+    policy = AddressPolicy(allowed=[ipaddress.ip_network("127.0.0.1/32")])
+    return Fetcher(policy, dns, ca_file=str(FIXTURES / "ca.pem"))
+
+
+async def test_tls_verifies_the_host_name_while_connecting_to_the_pinned_ip(
+    tls_web: HttpServer,
+) -> None:
+    dns = Dns({"secure.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]})
+    fetched = await _tls_fetcher(dns).fetch(tls_web.url("/article", "secure.test"), LIMITS)
+    assert fetched.body == ARTICLE
+    assert fetched.final_url.startswith("https://secure.test:")
+    # Same address, but the certificate is not for this name: refused, not trusted by IP.
+    with pytest.raises(ReadFailure) as err:
+        await _tls_fetcher(dns).fetch(tls_web.url("/article", "other.test"), LIMITS)
+    assert err.value.status is Status.NETWORK_ERROR
+
+
+async def test_tls_with_an_untrusted_ca_is_refused(tls_web: HttpServer) -> None:
+    dns = Dns({"secure.test": ["127.0.0.1"]})
+    policy = AddressPolicy(allowed=[ipaddress.ip_network("127.0.0.1/32")])
+    with pytest.raises(ReadFailure) as err:
+        await Fetcher(policy, dns).fetch(tls_web.url("/article", "secure.test"), LIMITS)
+    assert err.value.status is Status.NETWORK_ERROR
