@@ -2,56 +2,81 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
-import grpc
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from orchestrator.api.problems import BodyGuard, install_problem_handlers
+from orchestrator.api.routes import router
+from orchestrator.api.runtime import Probe, Runtime, RuntimeFactory, production_runtime
 from orchestrator.config import Settings
+from orchestrator.events import API_VERSION
 
-# Readiness probes must answer fast even when a dependency hangs.
-READY_PROBE_TIMEOUT_S = 2.0
+logger = logging.getLogger(__name__)
+
+DESCRIPTION = """Quarry answers questions from the web with cited sources.
+
+`POST /v1/search` streams the run as events (Server-Sent Events by default,
+NDJSON with `Accept: application/x-ndjson`) or returns the final result with
+`Accept: application/json`. Every event, its fields and an example stream are
+described in docs/api.md. Errors are RFC 7807 `application/problem+json`.
+"""
 
 
-async def _grpc_serving(channel: grpc.aio.Channel) -> bool:
-    stub = health_pb2_grpc.HealthStub(channel)
+async def _probe(name: str, probe: Probe, timeout: float) -> bool:
+    # A hanging dependency must not hang readiness: each probe gets a hard deadline.
     try:
-        reply = await stub.Check(health_pb2.HealthCheckRequest(), timeout=READY_PROBE_TIMEOUT_S)
-    except grpc.aio.AioRpcError:
+        async with asyncio.timeout(timeout):
+            return await probe(timeout)
+    except TimeoutError:
         return False
-    return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+    except Exception:  # a probe that fails for any reason means "not ready", never a 500
+        logger.warning("readiness probe failed", extra={"dependency": name}, exc_info=True)
+        return False
 
 
-def create_app(settings: Settings) -> FastAPI:
-    """Build the HTTP API for ``settings``."""
-    channels: dict[str, grpc.aio.Channel] = {}
+def create_app(settings: Settings, runtime_factory: RuntimeFactory | None = None) -> FastAPI:
+    """Build the HTTP API for ``settings``; ``runtime_factory`` lets tests inject dependencies."""
+    factory = runtime_factory or production_runtime
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        channels["reader"] = grpc.aio.insecure_channel(settings.reader_addr)
-        channels["ranker"] = grpc.aio.insecure_channel(settings.ranker_addr)
-        try:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with factory(settings) as runtime:
+            app.state.runtime = runtime
             yield
-        finally:
-            for channel in channels.values():
-                await channel.close()
 
-    app = FastAPI(title="Quarry", version="0.1.0", lifespan=lifespan)
+    app = FastAPI(
+        title="Quarry",
+        version=f"{API_VERSION}.0.0",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    install_problem_handlers(app)
+    app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
+    app.include_router(router)
 
-    @app.get("/healthz")
+    @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
         """Liveness: the process answers."""
         return {"status": "ok"}
 
-    @app.get("/readyz")
+    @app.get("/readyz", tags=["ops"])
     async def readyz() -> JSONResponse:
-        """Readiness: every downstream answers; names those that do not."""
-        down = [name for name, ch in channels.items() if not await _grpc_serving(ch)]
-        if down:
-            return JSONResponse({"status": "unavailable", "down": down}, status_code=503)
-        return JSONResponse({"status": "ok", "down": []})
+        """Readiness: reader, ranker, SearXNG and the LLM answer; names those that do not."""
+        runtime: Runtime = app.state.runtime
+        names = list(runtime.probes)
+        async with asyncio.TaskGroup() as tg:
+            tasks = [
+                tg.create_task(_probe(n, runtime.probes[n], settings.ready_timeout_s))
+                for n in names
+            ]
+        down = [n for n, t in zip(names, tasks, strict=True) if not t.result()]
+        body: dict[str, Any] = {"status": "unavailable" if down else "ok", "down": down}
+        return JSONResponse(body, status_code=503 if down else 200)
 
     return app

@@ -5,14 +5,13 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Path, Request
 from fastapi.responses import JSONResponse, Response
 
 from orchestrator.agent.loop import run_question
-from orchestrator.agent.state import Deps, RunOptions
+from orchestrator.agent.state import RunOptions
 from orchestrator.api.models import (
     SESSION_ID_PATTERN,
     Problem,
@@ -20,10 +19,11 @@ from orchestrator.api.models import (
     SearchResult,
     SessionView,
 )
+from orchestrator.api.runtime import Runtime
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.errors import NotAcceptable, SessionNotFound
 from orchestrator.events import Event, EventSink, ResultCollector
-from orchestrator.sessions import SessionStore, Turn
+from orchestrator.sessions import Turn
 
 logger = logging.getLogger(__name__)
 
@@ -40,14 +40,6 @@ _PROBLEMS: dict[int | str, dict[str, Any]] = {
     code: {"model": Problem, "content": {"application/problem+json": {}}}
     for code in (400, 404, 406, 413, 415, 422)
 }
-
-
-@dataclass(frozen=True)
-class Runtime:
-    """What the routes need; built in the app's lifespan and kept on ``app.state``."""
-
-    deps: Deps
-    sessions: SessionStore
 
 
 def get_runtime(request: Request) -> Runtime:

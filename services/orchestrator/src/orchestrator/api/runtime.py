@@ -1,0 +1,88 @@
+"""The long-lived objects behind the API, and the production wiring that builds them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+
+import grpc
+import httpx
+
+from orchestrator.agent.brain import LLMBrain
+from orchestrator.agent.search import LimitedSearcher
+from orchestrator.agent.state import Deps
+from orchestrator.clients.ranker import RankerClient
+from orchestrator.clients.reader import ReaderClient
+from orchestrator.clients.searxng import SearxngClient
+from orchestrator.config import Settings
+from orchestrator.llm.factory import build_llm
+from orchestrator.sessions import SessionStore
+
+#: A readiness probe: True when the dependency answers within ``timeout`` seconds.
+Probe = Callable[[float], Awaitable[bool]]
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What the routes need; built in the app's lifespan and kept on ``app.state``."""
+
+    deps: Deps
+    sessions: SessionStore
+    probes: dict[str, Probe] = field(default_factory=dict)
+
+
+RuntimeFactory = Callable[[Settings], AbstractAsyncContextManager[Runtime]]
+
+
+def session_store(settings: Settings) -> SessionStore:
+    """The session store sized by ``settings``."""
+    return SessionStore(
+        ttl_s=settings.session_ttl_s,
+        max_chars=settings.session_max_chars,
+        max_sessions=settings.max_sessions,
+    )
+
+
+@asynccontextmanager
+async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
+    """Open the gRPC channels and the HTTP client; close them when the app stops."""
+    # One pool for SearXNG and the LLM; connections are reused across questions.
+    limits = httpx.Limits(max_connections=64, max_keepalive_connections=32)
+    # Each call passes its own timeout from the question's budget; this is only the fallback.
+    timeout = httpx.Timeout(settings.question_budget_s, connect=5.0)
+    async with httpx.AsyncClient(limits=limits, timeout=timeout) as http:
+        reader_ch = grpc.aio.insecure_channel(settings.reader_addr)
+        ranker_ch = grpc.aio.insecure_channel(settings.ranker_addr)
+        try:
+            reader = ReaderClient(
+                reader_ch,
+                limit=asyncio.Semaphore(settings.reader_max_inflight),
+                retry_delay_s=settings.read_retry_delay_s,
+            )
+            ranker = RankerClient(ranker_ch, limit=asyncio.Semaphore(settings.ranker_max_inflight))
+            llm = build_llm(settings, http)
+            searxng = SearxngClient(
+                settings.searxng_url,
+                http,
+                settings.searxng_timeout_s,
+                retry_backoff_s=settings.searxng_retry_backoff_s,
+            )
+            deps = Deps(
+                settings=settings,
+                brain=LLMBrain(llm, settings, asyncio.Semaphore(settings.llm_max_inflight)),
+                searcher=LimitedSearcher(searxng, asyncio.Semaphore(settings.searxng_max_inflight)),
+                reader=reader,
+                ranker=ranker,
+            )
+            probes: dict[str, Probe] = {
+                "reader": lambda t: reader.ping(timeout=t),
+                "ranker": lambda t: ranker.ping(timeout=t),
+                "searxng": lambda t: searxng.ping(timeout=t),
+                "llm": lambda t: llm.ping(timeout=t),
+            }
+            yield Runtime(deps, session_store(settings), probes)
+        finally:
+            await reader_ch.close()
+            await ranker_ch.close()
