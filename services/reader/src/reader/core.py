@@ -10,7 +10,13 @@ from typing import Any, Protocol
 from reader.cache import ReadCache
 from reader.config import Settings
 from reader.content import header_charset, kind_of, sniff
-from reader.errors import ExtractionFailed, ExtractionTimeout, ReadFailure, WorkerCrashed
+from reader.errors import (
+    ExtractionFailed,
+    ExtractionTimeout,
+    Overloaded,
+    ReadFailure,
+    WorkerCrashed,
+)
 from reader.extract import Job
 from reader.fetch import Fetcher, Limits
 from reader.model import Extracted, Kind, ReadResult, Status
@@ -24,6 +30,10 @@ DEADLINE_MARGIN_S = 0.05
 
 class Runner(Protocol):
     """What the reader needs from the extraction pool."""
+
+    @property
+    def saturated(self) -> bool:
+        """True when a new job would be refused right now."""
 
     async def run(self, job: Any, timeout_s: float | None = None) -> Any:
         """Run ``job`` in a worker."""
@@ -70,6 +80,8 @@ class Reader:
         cap = min(max_bytes or self._settings.max_bytes, self._settings.max_bytes)
         if self._cache is not None and (hit := self._cache.get(target.url, cap)) is not None:
             return dataclasses.replace(hit, url=url, cached=True)
+        if self._pool.saturated:
+            raise Overloaded  # refuse before fetching: the page could not be extracted anyway
         loop = asyncio.get_running_loop()
         budget = self._budget(timeout_s, deadline_s)
         end = loop.time() + budget

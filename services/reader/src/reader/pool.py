@@ -117,6 +117,11 @@ class ExtractorPool:
         """Jobs admitted and not yet finished (running or waiting)."""
         return self._pending
 
+    @property
+    def saturated(self) -> bool:
+        """True when a new job would be refused right now."""
+        return self._closed or self._pending >= self._capacity
+
     async def start(self) -> None:
         """Start every worker and wait until each has run its warm-up job."""
         async with asyncio.TaskGroup() as tg:

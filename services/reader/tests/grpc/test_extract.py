@@ -98,6 +98,10 @@ async def test_pathological_page_kills_the_worker_and_service_keeps_answering(
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await _extract(stub, ARTICLE)
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    # Read refuses before fetching anything: its page could not be extracted either.
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await stub.Read(reader_pb2.ReadRequest(url="http://127.0.0.1:9/x"), timeout=10)
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     reply = await slow
     assert reply.status == Status.TIMEOUT
     assert reply.error == "extraction timed out"
