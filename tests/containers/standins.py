@@ -53,6 +53,8 @@ class Relay:
         self.port = 0
         self.connections = 0
         self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._accept, self.host, 0)
@@ -61,19 +63,34 @@ class Relay:
     async def stop(self) -> None:
         if self._server is not None:
             self._server.close()
+        # Closing every socket ends the pipes; cancelling their tasks instead makes asyncio log
+        # the cancellation from the stream protocol's callback.
+        for writer in list(self._writers):
+            writer.close()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=2)
+        if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         self.connections += 1
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         except OSError:
             writer.close()
             return
-        await asyncio.gather(
-            self._pipe(reader, up_writer), self._pipe(up_reader, writer), return_exceptions=True
-        )
+        self._writers |= {writer, up_writer}
+        try:
+            await asyncio.gather(
+                self._pipe(reader, up_writer), self._pipe(up_reader, writer), return_exceptions=True
+            )
+        finally:
+            self._writers -= {writer, up_writer}
 
     @staticmethod
     async def _pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:

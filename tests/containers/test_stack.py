@@ -194,13 +194,15 @@ def test_runs_hardened(stack: Stack, service: str) -> None:
 
 def test_only_the_orchestrator_is_published_on_loopback(stack: Stack) -> None:
     for service in SERVICES:
-        ports = json.loads(podman("inspect", stack.names[service]))[0]["HostConfig"].get(
+        bindings = json.loads(podman("inspect", stack.names[service]))[0]["HostConfig"].get(
             "PortBindings"
         )
+        # Exposed-only ports show up with no binding (None); published ones carry a host side.
+        published = {port: hosts for port, hosts in (bindings or {}).items() if hosts}
         if service == "orchestrator":
-            assert ports == {"8080/tcp": [{"HostIp": "127.0.0.1", "HostPort": str(stack.port)}]}
+            assert published == {"8080/tcp": [{"HostIp": "127.0.0.1", "HostPort": str(stack.port)}]}
         else:
-            assert not ports
+            assert published == {}
 
 
 def test_one_question_through_the_published_port(stack: Stack) -> None:
@@ -217,7 +219,11 @@ def test_one_question_through_the_published_port(stack: Stack) -> None:
     # fetched the pages from the host.
     assert stack.standins.searxng.queries
     assert stack.standins.llm.calls
-    assert set(stack.standins.page_requests) & set(PAGES)
+    # Reads may be prefetched and still in flight when the answer is out: give them a moment.
+    deadline = time.monotonic() + 10
+    while not set(stack.standins.page_requests) & set(PAGES) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert set(stack.standins.page_requests) & set(PAGES), text
     assert "[1]" in text or "[2]" in text
     assert any(path in text for path in PAGES)
 
