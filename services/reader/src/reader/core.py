@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from reader.cache import ReadCache
 from reader.config import Settings
-from reader.content import header_charset, kind_of, sniff
+from reader.content import header_charset, kind_of, looks_binary, sniff
 from reader.errors import (
     ExtractionFailed,
     ExtractionTimeout,
@@ -18,7 +18,7 @@ from reader.errors import (
     WorkerCrashed,
 )
 from reader.extract import Job
-from reader.fetch import Fetcher, Limits
+from reader.fetch import Fetched, Fetcher, Limits
 from reader.model import Extracted, Kind, ReadResult, Status
 from reader.policy import MAX_URL_LENGTH, parse_url
 
@@ -86,17 +86,21 @@ class Reader:
         budget = self._budget(timeout_s, deadline_s)
         end = loop.time() + budget
         limits = Limits(cap, self._settings.max_redirects, self._settings.user_agent)
+        fetched: Fetched | None = None
         try:
             async with asyncio.timeout(budget):
                 fetched = await self._fetcher.fetch(target.url, limits)
                 job = Job(fetched.body, fetched.kind, fetched.final_url, fetched.charset)
                 extracted = await self._extract(job, end - loop.time())
         except TimeoutError:
-            return ReadResult(Status.TIMEOUT, url, error="timed out")
+            return _failed(url, ReadFailure(Status.TIMEOUT, "timed out"), fetched)
         except ReadFailure as failure:
-            return ReadResult(
-                failure.status, url, error=failure.reason, http_status=failure.http_status
-            )
+            return _failed(url, failure, fetched)
+        except Overloaded:
+            raise
+        except Exception:  # one hostile page must never fail the call (logged with its trace)
+            logger.exception("read failed unexpectedly", extra={"host": target.host})
+            return _failed(url, ReadFailure(Status.NETWORK_ERROR, "read failed"), fetched)
         result = _result(
             url,
             extracted,
@@ -119,7 +123,7 @@ class Reader:
             Overloaded: the extraction queue is full.
         """
         kind = kind_of(content_type) if content_type.strip() else (sniff(body[:1024]) or Kind.HTML)
-        if kind is None:
+        if kind is None or (kind is not Kind.PDF and looks_binary(body)):
             return ReadResult(Status.UNSUPPORTED, url, error="unsupported content type")
         cap = self._settings.max_bytes
         truncated = len(body) > cap
@@ -151,6 +155,24 @@ class Reader:
         except (ExtractionFailed, WorkerCrashed):
             raise ReadFailure(Status.EMPTY, "extraction failed") from None
         return extracted
+
+
+def _failed(url: str, failure: ReadFailure, fetched: Fetched | None) -> ReadResult:
+    """A non-OK result, keeping what is known about the response when it was fetched."""
+    if fetched is None:
+        return ReadResult(
+            failure.status, url, error=failure.reason, http_status=failure.http_status
+        )
+    return ReadResult(
+        failure.status,
+        url,
+        error=failure.reason,
+        final_url=fetched.final_url,
+        content_type=fetched.content_type,
+        http_status=fetched.http_status,
+        fetched_bytes=len(fetched.body),
+        truncated=fetched.truncated,
+    )
 
 
 def _result(url: str, extracted: Extracted, **fields: Any) -> ReadResult:

@@ -65,6 +65,11 @@ async def test_extract_html_pdf_and_unsupported(served: tuple[ReaderServer, Stub
     assert PDF_LINES[1] in pdf.markdown
     image = await _extract(stub, b"\x89PNG....", "image/png")
     assert image.status == Status.UNSUPPORTED
+    untyped_binary = await _extract(stub, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    assert untyped_binary.status == Status.UNSUPPORTED
+    sniffed = await _extract(stub, ARTICLE)
+    assert sniffed.status == Status.OK
+    assert sniffed.content_type == "text/html"
 
 
 @pytest.mark.parametrize(
