@@ -37,7 +37,8 @@ class Meta:
 
 def language(tree: Any) -> str:
     """Language from <html lang>, then <meta http-equiv=content-language>, then og:locale."""
-    candidates = [tree.get("lang") or tree.get("{http://www.w3.org/XML/1998/namespace}lang")]
+    # The HTML parser keeps XHTML's xml:lang as a plain attribute name.
+    candidates = [tree.get("lang") or tree.get("xml:lang")]
     candidates += tree.xpath(
         "//meta[translate(@http-equiv,'CONTENT-LANGUAGE','content-language')="
         "'content-language']/@content|//meta[@property='og:locale']/@content"

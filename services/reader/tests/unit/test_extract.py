@@ -52,3 +52,16 @@ def test_pdf_text_and_title() -> None:
 def test_plain_text_passes_through_decoded() -> None:
     doc = extract(Job("  naïve notes\n".encode("cp1252"), Kind.TEXT, charset="windows-1252"))
     assert doc.markdown == "naïve notes"
+
+
+def test_xhtml_with_xml_declaration_and_xml_lang() -> None:
+    text = "Café crème et encore quelques mots pour la longueur du paragraphe. " * 8
+    page = (
+        '<?xml version="1.0" encoding="iso-8859-1"?><html xmlns="http://www.w3.org/1999/xhtml" '
+        f'xml:lang="fr"><head><title>Carte</title></head><body><div><p>{text}</p></div></body>'
+        "</html>"
+    ).encode("latin-1")
+    doc = extract(Job(page, Kind.HTML, charset="iso-8859-1"))
+    assert doc.markdown.startswith("Café crème")
+    assert doc.language == "fr"
+    assert doc.title == "Carte"
