@@ -5,6 +5,8 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reader.errors import ReadFailure
 from reader.model import Status
 from reader.policy import AddressPolicy, parse_url, resolve_reference
@@ -162,3 +164,29 @@ def test_allow_list_opens_exactly_the_listed_cidrs() -> None:
     assert policy.reason(ipaddress.ip_address("::ffff:127.0.0.1")) is None  # same host
     assert policy.reason(ipaddress.ip_address("127.0.0.2")) == "private address"
     assert policy.reason(ipaddress.ip_address("169.254.169.254")) is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=300),
+        st.builds(
+            lambda scheme, host, rest: f"{scheme}://{host}{rest}",
+            st.sampled_from(["http", "https", "HTTP", "ftp", ""]),
+            st.one_of(
+                st.text(max_size=40), st.from_regex(r"[a-zA-Z0-9.:\[\]-]{1,30}", fullmatch=True)
+            ),
+            st.one_of(
+                st.text(max_size=60), st.from_regex(r"(/[a-z0-9 %?=&#]{0,12}){0,4}", fullmatch=True)
+            ),
+        ),
+    )
+)
+def test_any_input_is_a_target_or_a_read_failure(url: str) -> None:
+    status = _outcome(url, AddressPolicy(allow_private=True))
+    assert status in (Status.OK, Status.BLOCKED, Status.INVALID_URL)
+    if status is Status.OK:
+        # Normalisation is idempotent and yields plain ASCII.
+        target = parse_url(url)
+        assert parse_url(target.url) == target
+        assert target.url.isascii()
