@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import grpc
+from opentelemetry import trace
 from quarry.v1 import reader_pb2, reader_pb2_grpc
 
 from reader.core import Reader
@@ -55,6 +56,17 @@ def _host(url: str) -> str:
         return ""
 
 
+def _annotate(result: ReadResult) -> None:
+    """Put the outcome on the RPC's server span (no URL path, no content)."""
+    span = trace.get_current_span()
+    span.set_attribute("quarry.reader.status", result.status.value)
+    span.set_attribute("quarry.reader.bytes", result.fetched_bytes)
+    span.set_attribute("quarry.reader.cached", result.cached)
+    span.set_attribute("quarry.reader.truncated", result.truncated)
+    if result.http_status:
+        span.set_attribute("http.response.status_code", result.http_status)
+
+
 class ReaderServicer(reader_pb2_grpc.ReaderServicer):
     """The reader's RPCs over a :class:`Reader`."""
 
@@ -80,6 +92,7 @@ class ReaderServicer(reader_pb2_grpc.ReaderServicer):
         except (Overloaded, PoolClosed):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "reader is overloaded")
         elapsed = int((time.monotonic() - start) * 1000)
+        _annotate(result)
         logger.info(
             "read",
             extra={
@@ -109,5 +122,6 @@ class ReaderServicer(reader_pb2_grpc.ReaderServicer):
         except (Overloaded, PoolClosed):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "reader is overloaded")
         elapsed = int((time.monotonic() - start) * 1000)
+        _annotate(result)
         logger.debug("extract", extra={"status": result.status.value, "ms": elapsed})
         return to_proto(result, elapsed)
