@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
+from ranker.vocabulary import Vocabulary
+
 # Hiragana/katakana, CJK ideographs (+ extension A, compatibility), Hangul syllables.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 # One CJK character, or a run of letters/digits that are not CJK (\w minus "_").
@@ -65,6 +67,8 @@ class Analyzer:
         self._cache: dict[str, str] = {}
         # PyStemmer objects keep internal state per call, so stemWords is serialised.
         self._lock = threading.Lock()
+        #: surface token -> term id, for ranking many texts without re-analysing them.
+        self.vocabulary = Vocabulary(self.is_stopword, self.stems)
 
     @staticmethod
     def surface_tokens(text: str) -> list[str]:

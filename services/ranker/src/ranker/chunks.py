@@ -1,27 +1,30 @@
 """RankChunks: chunk pages, drop near-duplicates, score chunks with bm25s; pure (no I/O).
 
 bm25s gets a fresh in-memory index per call, built from token ids this module makes with
-the shared :class:`~ranker.analyzer.Analyzer` (bm25s's own tokenizer re-stems every call,
-which is most of its cost). Only query terms can score, so the vocabulary handed to bm25s
-is the query's terms plus one id standing for every other term: document lengths, ``N``
-and every query term's ``df`` are exactly those of a full index, so are the scores, and
-the per-call vocabulary work shrinks to a few ids.
+the shared :class:`~ranker.analyzer.Analyzer` and its process-wide term dictionary
+(bm25s's own tokenizer re-tokenises and re-stems every call, most of its cost). Chunking
+already tokenised each chunk, so every token costs one dictionary lookup here. Only query
+terms can score, so the vocabulary handed to bm25s is the query's terms plus one id
+standing for every other term: document lengths, ``N`` and every query term's ``df`` are
+exactly those of a full index, and so are the scores.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import bm25s
 import numpy as np
+import numpy.typing as npt
 
 from ranker.analyzer import Analyzer
 from ranker.chunking import DEFAULT_CHUNK_WORDS, chunk_page_tokens, dedupe_chunks
 from ranker.errors import BoundExceededError
 from ranker.model import Chunk, Page, ScoredChunk
 from ranker.urls import normalize_url
+from ranker.vocabulary import STOP_ID
 
 # bm25s's defaults (Lucene variant: idf = ln(1 + (N - df + .5) / (df + .5)),
 # tf part = tf / (tf + k1 * (1 - b + b * len / avglen))).
@@ -41,30 +44,39 @@ class ChunksParams:
     max_chunks: int = MAX_CHUNKS
 
 
-def _token_ids(
+def _term_counts(
     analyzer: Analyzer, query_terms: Sequence[str], surface: Sequence[Sequence[str]]
-) -> list[list[int]]:
+) -> npt.NDArray[np.intp]:
+    """A documents x (len(q) + 2) matrix: per document, the count of each query term, then
+    of every other term, then of stop-words."""
+    snap, ids = analyzer.vocabulary.lookup(list(chain.from_iterable(surface)))
+    other, stop = len(query_terms), len(query_terms) + 1
+    # Term id -> column; ids beyond this call's snapshot size cannot occur in ``ids``.
+    column = np.full(max(len(snap.term_ids), int(ids.max(initial=0)) + 1), other, np.intp)
+    column[STOP_ID] = stop
+    for position, term in enumerate(query_terms):
+        term_id = snap.term_ids.get(term)
+        if term_id is not None:
+            column[term_id] = position
+    n_docs, width = len(surface), other + 2
+    lengths = np.fromiter(map(len, surface), np.intp, n_docs)
+    doc_of_token = np.repeat(np.arange(n_docs, dtype=np.intp), lengths)
+    counts = np.bincount(doc_of_token * width + column[ids], minlength=n_docs * width)
+    return counts.reshape(n_docs, width)
+
+
+def _bags(counts: npt.NDArray[np.intp]) -> list[list[int]]:
     """Per document, a bag of ids as long as its non-stop-word terms: query term i -> i,
-    any other term -> len(query_terms). Order within a bag does not matter to BM25."""
-    counts = [Counter(toks) for toks in surface]
-    distinct: set[str] = set().union(*counts)
-    stops = [t for t in distinct if analyzer.is_stopword(t)]
-    stems = analyzer.stems(t for t in distinct if not analyzer.is_stopword(t))
-    q_index = {term: i for i, term in enumerate(query_terms)}
-    # Surface forms that analyse to a query term ("installs", "installing" -> "instal").
-    forms = [(t, q_index[s]) for t, s in stems.items() if s in q_index]
-    other = len(query_terms)
-    bags: list[list[int]] = []
-    for toks, count in zip(surface, counts, strict=True):
-        rest = len(toks) - sum(count.get(t, 0) for t in stops)
-        bag: list[int] = []
-        for form, qid in forms:
-            tf = count.get(form, 0)
-            if tf:
-                bag += [qid] * tf
-                rest -= tf
+    any other term -> one shared "other" id. Order within a bag does not matter to BM25."""
+    other = counts.shape[1] - 2
+    bags: list[list[int]] = [[] for _ in range(counts.shape[0])]
+    docs, terms = np.nonzero(counts[:, :other])
+    for doc, term, tf in zip(
+        docs.tolist(), terms.tolist(), counts[docs, terms].tolist(), strict=True
+    ):
+        bags[doc] += [term] * tf
+    for bag, rest in zip(bags, counts[:, other].tolist(), strict=True):
         bag += [other] * rest
-        bags.append(bag)
     return bags
 
 
@@ -75,7 +87,7 @@ def bm25_scores(
     if not surface or not query_terms:
         # bm25s's get_scores([]) raises IndexError: an empty query scores nothing.
         return [0.0] * len(surface)
-    corpus_ids = _token_ids(analyzer, query_terms, surface)
+    corpus_ids = _bags(_term_counts(analyzer, query_terms, surface))
     if not any(corpus_ids):
         return [0.0] * len(surface)  # no terms at all: avoid bm25s's 0 / 0 average length
     vocab = {term: i for i, term in enumerate(query_terms)}
