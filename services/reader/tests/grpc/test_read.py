@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 from collections.abc import AsyncIterator
 
 import grpc
@@ -313,3 +314,17 @@ async def test_malformed_requests_are_invalid_argument(
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await stub.Read(request_, timeout=5)
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_logs_never_carry_page_text_or_paths(
+    stub: reader_pb2_grpc.ReaderAsyncStub, web: HttpServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    reply = await _read(stub, web.url("/article?q=private+question"))
+    assert reply.status == Status.HTTP_ERROR  # unknown path on the test server
+    reply = await _read(stub, web.url("/article"))
+    assert reply.status == Status.OK
+    logged = "\n".join(f"{r.getMessage()} {vars(r)}" for r in caplog.records)
+    assert sum(r.name == "reader.service" and r.getMessage() == "read" for r in caplog.records) == 2
+    assert PARAGRAPHS[0][:30] not in logged
+    assert "private+question" not in logged
