@@ -5,7 +5,8 @@
 # reached (the default, QUARRY_OFFLINE=1) the images are built offline from the same Dockerfiles:
 #   - a local Python 3.11 base (debootstrap bookworm + Debian's python3.11; built once, cached),
 #   - a local uv image holding the host's uv binary,
-#   - ./wheelhouse: every locked wheel, downloaded on the host from PyPI (WHEELHOUSE=local).
+#   - ./wheelhouse: every locked wheel, downloaded on the host from PyPI, as an image
+#     (WHEELHOUSE_IMAGE; the Dockerfiles then install with --no-index --find-links).
 # QUARRY_OFFLINE=0 builds with the Dockerfiles' defaults (pinned official images, PyPI).
 # Then tests/containers runs the images on a podman network and asks one question.
 set -euo pipefail
@@ -24,6 +25,7 @@ UV_BIN="${UV_BIN:-}"
 BASE_DEBIAN=localhost/quarry-debian-minbase:bookworm
 BASE_PYTHON=localhost/quarry-python:3.11-bookworm
 UV_IMAGE_LOCAL=localhost/quarry-uv:local
+WHEELHOUSE_IMAGE=localhost/quarry-wheelhouse:local
 SERVICES=(reader ranker orchestrator)
 
 log() { printf '>> %s\n' "$*"; }
@@ -69,20 +71,27 @@ build_wheelhouse() {
   log "wheelhouse: $(grep -c . "$req") requirements"
   # The host's CPython 3.11 on x86-64 glibc picks the same wheels the bookworm images need.
   python3 -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
-    -d wheelhouse -r "$req"
+    -d wheelhouse -r "$req" 2> >(grep -v "is ignored: it is neither" >&2)
   rm -f "$req"
+  printf 'FROM scratch\nCOPY . /\n' | podman build -q --format docker -t "$WHEELHOUSE_IMAGE" -f - wheelhouse >/dev/null
 }
 
 build_images() {
   local args=(--format docker --layers)
   if [ "$OFFLINE" = 1 ]; then
     args+=(--build-arg "PYTHON_IMAGE=$BASE_PYTHON" --build-arg "UV_IMAGE=$UV_IMAGE_LOCAL"
-      --build-arg WHEELHOUSE=local)
+      --build-arg "WHEELHOUSE_IMAGE=$WHEELHOUSE_IMAGE")
   fi
   for s in "${SERVICES[@]}"; do
     log "building localhost/quarry-$s:$TAG"
     local start=$SECONDS
-    podman build -q "${args[@]}" -t "localhost/quarry-$s:$TAG" -f "services/$s/Dockerfile" . >/dev/null
+    local logf="build/podman-build-$s.log"
+    mkdir -p build
+    if ! podman build "${args[@]}" -t "localhost/quarry-$s:$TAG" -f "services/$s/Dockerfile" . >"$logf" 2>&1; then
+      tail -40 "$logf"
+      echo "test-containers: building $s failed (full log: $logf)" >&2
+      exit 1
+    fi
     log "  built in $((SECONDS - start)) s, $(podman image inspect --format '{{.Size}}' "localhost/quarry-$s:$TAG" | awk '{printf "%.0f MB", $1/1e6}')"
   done
 }
