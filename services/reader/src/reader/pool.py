@@ -189,40 +189,77 @@ class ExtractorPool:
             self._pending -= 1
 
     async def _run_on(self, worker: _Worker, job: Any, timeout_s: float | None) -> Any:
-        limit = self._timeout_s if timeout_s is None else min(timeout_s, self._timeout_s)
-        healthy = False
+        limit = max(self._timeout_s if timeout_s is None else min(timeout_s, self._timeout_s), 0)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        call = asyncio.ensure_future(asyncio.to_thread(worker.roundtrip, job))
+        # A killed worker makes the call fail later; nobody may be left to read that error.
+        call.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
-            async with asyncio.timeout(max(limit, 0.0)):
-                status, value = await asyncio.to_thread(worker.roundtrip, job)
-            healthy = True
+            async with asyncio.timeout_at(deadline):
+                status, value = await asyncio.shield(call)
         except TimeoutError:
             logger.warning("extraction over its time limit; replacing the worker",
                            extra={"limit_s": round(limit, 3)})  # fmt: skip
+            self._release(worker, healthy=False)
             raise ExtractionTimeout from None
         except (EOFError, OSError):
             logger.error("extraction worker died; replacing it")  # noqa: TRY400 -- no useful trace
+            self._release(worker, healthy=False)
             raise WorkerCrashed from None
-        finally:
-            # A cancelled or timed-out job leaves its worker busy: kill it rather than wait.
-            worker.jobs += 1
-            if not healthy:
-                self._replace(worker, kill=True)
-            elif self._max_jobs and worker.jobs >= self._max_jobs:
-                self._replace(worker, kill=False)
-            else:
-                self._idle.put_nowait(worker)
+        except asyncio.CancelledError:
+            # The caller gave up, not the page: let the job finish within its limit and keep
+            # the (warm) worker, instead of killing it.
+            self._adopt(worker, call, deadline)
+            raise
+        except Exception:
+            self._release(worker, healthy=False)
+            raise
+        self._release(worker, healthy=True)
         if status != "ok":
             raise ExtractionFailed(str(value))
         return value
 
+    def _release(self, worker: _Worker, *, healthy: bool) -> None:
+        """Return a worker after a job: back to idle, recycled, or killed and replaced."""
+        worker.jobs += 1
+        if not healthy or self._closed:
+            self._replace(worker, kill=True)
+        elif self._max_jobs and worker.jobs >= self._max_jobs:
+            self._replace(worker, kill=False)
+        else:
+            self._idle.put_nowait(worker)
+
+    def _adopt(self, worker: _Worker, call: asyncio.Future[Any], deadline: float) -> None:
+        """Wait in the background for an abandoned job, then release its worker."""
+
+        async def wait() -> None:
+            healthy = False
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await call
+                healthy = True
+            except (TimeoutError, EOFError, OSError):
+                pass
+            finally:
+                self._release(worker, healthy=healthy)
+
+        task = asyncio.get_running_loop().create_task(wait())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def close(self) -> None:
         """Stop taking work, cancel replacements and stop every worker."""
         self._closed = True
-        for task in list(self._background):
-            task.cancel()
-        for task in list(self._background):
-            with contextlib.suppress(BaseException):
-                await task
+        # Cancelling a task may start another (a release replaces its worker): drain them all.
+        while self._background:
+            tasks = list(self._background)
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(BaseException):
+                    await task
+                self._background.discard(task)
         workers = list(self._all)
         self._all.clear()
         await asyncio.gather(*(asyncio.to_thread(w.retire) for w in workers))

@@ -101,3 +101,27 @@ async def test_closed_pool_refuses_work(pool: ExtractorPool) -> None:
     with pytest.raises(PoolClosed):
         await pool.run(0)
     assert not any(w.process.is_alive() for w in workers)
+
+
+async def test_cancelled_caller_does_not_cost_the_worker(pool: ExtractorPool) -> None:
+    (worker,) = pool._all
+    task = asyncio.create_task(pool.run(0.2))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # The job finishes in the background; the same warm worker then takes the next one.
+    assert await pool.run(0) is None
+    assert pool._all == {worker}
+    assert worker.process.is_alive()
+
+
+async def test_cancelled_hung_job_still_loses_its_worker_at_the_limit(pool: ExtractorPool) -> None:
+    (worker,) = pool._all
+    task = asyncio.create_task(pool.run(SLOW))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await pool.run(0) is None  # served by the replacement after the 0.5 s limit
+    assert worker not in pool._all
