@@ -76,7 +76,9 @@ def make_pdf(lines: list[str], title: str = "Test PDF") -> bytes:
         b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
         b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Title (" + _pdf_escape(title).encode("latin-1") + b") >>",
+        b"<< /Title ("
+        + _pdf_escape(title).encode("latin-1")
+        + b") /CreationDate (D:20240305101500+01'00') >>",
     ]
     out = bytearray(b"%PDF-1.4\n")
     offsets = []

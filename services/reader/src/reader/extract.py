@@ -89,7 +89,18 @@ def extract_pdf(body: bytes) -> Extracted:
     meta = reader.metadata
     title = str(meta.title or "") if meta is not None else ""
     author = str(meta.author or "") if meta is not None else ""
-    return Extracted(markdown=text, title=title.strip(), author=author.strip())
+    return Extracted(
+        markdown=text, title=title.strip(), author=author.strip(), published=_pdf_date(meta)
+    )
+
+
+def _pdf_date(meta: Any) -> str:
+    """The PDF's creation date as YYYY-MM-DD, if it has a readable one."""
+    try:
+        created = meta.creation_date if meta is not None else None
+    except ValueError:  # malformed D:YYYYMMDD... strings are common
+        return ""
+    return created.date().isoformat() if created is not None else ""
 
 
 def extract(job: Job) -> Extracted:

@@ -46,6 +46,7 @@ def test_language_from_meta_when_html_has_none() -> None:
 def test_pdf_text_and_title() -> None:
     doc = extract(Job(make_pdf(PDF_LINES, title="Tides"), Kind.PDF))
     assert doc.title == "Tides"
+    assert doc.published == "2024-03-05"
     assert doc.markdown.splitlines() == PDF_LINES
 
 
