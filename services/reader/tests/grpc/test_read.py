@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 from collections.abc import AsyncIterator
@@ -328,3 +329,21 @@ async def test_logs_never_carry_page_text_or_paths(
     assert sum(r.name == "reader.service" and r.getMessage() == "read" for r in caplog.records) == 2
     assert PARAGRAPHS[0][:30] not in logged
     assert "private+question" not in logged
+
+
+async def test_concurrent_reads_all_answer(
+    stub: reader_pb2_grpc.ReaderAsyncStub, web: HttpServer
+) -> None:
+    # More reads in flight than workers: extraction queues, nothing is dropped or mixed up.
+    paths = ["/article", "/hop2", "/pdf", "/plain", "/404", "/js-shell"] * 4
+    replies = await asyncio.gather(*(_read(stub, web.url(p)) for p in paths))
+    expected = {
+        "/article": Status.OK,
+        "/hop2": Status.OK,
+        "/pdf": Status.OK,
+        "/plain": Status.OK,
+        "/404": Status.HTTP_ERROR,
+        "/js-shell": Status.EMPTY,
+    }
+    assert [r.status for r in replies] == [expected[p] for p in paths]
+    assert all(r.url == web.url(p) for r, p in zip(replies, paths, strict=True))
