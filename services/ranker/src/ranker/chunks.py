@@ -98,6 +98,24 @@ def bm25_scores(
     return [float(s) for s in np.asarray(scores, dtype=np.float64)]
 
 
+def _best_per_url(chunks: Sequence[Chunk], order: Sequence[int], top_k: int) -> list[int]:
+    """The first chunk of each (normalised) URL in ``order``, stopping at ``top_k``."""
+    keys: dict[str, str] = {}  # many chunks share a page: normalise each URL once
+    seen: set[str] = set()
+    best: list[int] = []
+    for i in order:
+        url = chunks[i].url
+        key = keys.get(url)
+        if key is None:
+            key = keys[url] = normalize_url(url)
+        if key not in seen:
+            seen.add(key)
+            best.append(i)
+            if len(best) == top_k:
+                break
+    return best
+
+
 def rank_chunks(
     analyzer: Analyzer, query: str, pages: Sequence[Page], params: ChunksParams | None = None
 ) -> tuple[list[ScoredChunk], int]:
@@ -121,14 +139,7 @@ def rank_chunks(
     scores = bm25_scores(analyzer, analyzer.query_terms(query), [surface[i] for i in kept])
     order = sorted(range(len(chunks)), key=lambda i: -scores[i])
     if p.one_per_url:
-        seen: set[str] = set()
-        best: list[int] = []
-        for i in order:
-            key = normalize_url(chunks[i].url)
-            if key not in seen:
-                seen.add(key)
-                best.append(i)
-        order = best
+        order = _best_per_url(chunks, order, p.top_k)
     if p.top_k:
         order = order[: p.top_k]
     return [ScoredChunk(chunks[i], scores[i]) for i in order], len(chunks)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 import grpc
@@ -114,13 +114,24 @@ def chunks_from_proto(
     return pages, params
 
 
-def ranked_to_proto(ranked: list[RankedResult], total: int) -> ranker_pb2.RankResultsResponse:
-    """Map fused results to a RankResultsResponse."""
+def ranked_to_proto(
+    ranked: list[RankedResult],
+    total: int,
+    originals: Mapping[int, ranker_pb2.SearchResult] | None = None,
+) -> ranker_pb2.RankResultsResponse:
+    """Map fused results to a RankResultsResponse; ``originals`` maps ``id()`` of an
+    unmerged domain result to the request's message, copied as is (cheaper)."""
     reply = ranker_pb2.RankResultsResponse(total=total)
     for item in ranked:
         r = item.result
         out = reply.results.add(bm25f_score=item.bm25f_score, rrf_score=item.rrf_score)
         out.rank = item.rank
+        if item.lexical_rank is not None:
+            out.lexical_rank = item.lexical_rank
+        original = originals.get(id(r)) if originals else None
+        if original is not None:
+            out.result.CopyFrom(original)
+            continue
         out.result.url = r.url
         out.result.title = r.title
         out.result.snippet = r.snippet
@@ -128,8 +139,6 @@ def ranked_to_proto(ranked: list[RankedResult], total: int) -> ranker_pb2.RankRe
         out.result.engines.extend(r.engines)
         out.result.published = r.published
         out.result.source = r.source
-        if item.lexical_rank is not None:
-            out.lexical_rank = item.lexical_rank
     return reply
 
 
@@ -173,13 +182,14 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
                 return rank_results(self._analyzer, request.query, results, params)
 
             ranked, total = run() if size < INLINE_RESULTS_CHARS else await self._in_thread(run)
+            originals = {id(r): m for r, m in zip(results, request.results, strict=True)}
         except InvalidRequestError as err:
             logger.info("rejected RankResults", extra={"reason": str(err)})
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
         except Exception:  # anything else is our bug: log it, answer generically
             logger.exception("RankResults failed")
             await context.abort(grpc.StatusCode.INTERNAL, "internal error")
-        return ranked_to_proto(ranked, total)
+        return ranked_to_proto(ranked, total, originals)
 
     async def RankChunks(
         self, request: ranker_pb2.RankChunksRequest, context: ChunksContext

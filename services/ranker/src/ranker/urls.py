@@ -88,7 +88,9 @@ def merge_duplicates(results: Sequence[SearchResult]) -> list[SearchResult]:
         published = results[best].published or next(
             (results[i].published for i in members if results[i].published), ""
         )
-        winner = replace(results[best], engines=engines, published=published)
+        winner = results[best]
+        if engines != winner.engines or published != winner.published:
+            winner = replace(winner, engines=engines, published=published)
         merged.append((engine_order_key(winner.engine_rank, best), winner))
     merged.sort(key=lambda kv: kv[0])
     return [result for _, result in merged]
