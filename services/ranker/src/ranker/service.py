@@ -29,6 +29,8 @@ MAX_QUERY_TOKENS = 128
 MAX_QUERY_CHARS = 4096
 MAX_FIELD_WEIGHT = 100.0
 MIN_CHUNK_WORDS, MAX_CHUNK_WORDS = 16, 10_000
+# Far beyond any real URL, title or engine snippet: such a field is a caller's bug.
+MAX_URL_CHARS, MAX_TITLE_CHARS, MAX_SNIPPET_CHARS = 8192, 2000, 10_000
 # Below this much text RankResults runs on the event loop: a thread hop costs more.
 INLINE_RESULTS_CHARS = 100_000
 
@@ -68,6 +70,13 @@ def results_from_proto(
     for i, r in enumerate(request.results):
         if not r.url.strip():
             raise InvalidRequestError(f"results[{i}].url is empty")
+        for field, limit in (
+            ("url", MAX_URL_CHARS),
+            ("title", MAX_TITLE_CHARS),
+            ("snippet", MAX_SNIPPET_CHARS),
+        ):
+            if len(getattr(r, field)) > limit:
+                raise BoundExceededError(f"results[{i}].{field} is longer than {limit} characters")
         results.append(
             SearchResult(
                 url=r.url,
@@ -104,6 +113,8 @@ def chunks_from_proto(
     for i, p in enumerate(request.pages):
         if not p.url.strip():
             raise InvalidRequestError(f"pages[{i}].url is empty")
+        if len(p.url) > MAX_URL_CHARS:
+            raise BoundExceededError(f"pages[{i}].url is longer than {MAX_URL_CHARS} characters")
         pages.append(Page(url=p.url, title=p.title, markdown=p.markdown))
     params = ChunksParams(
         top_k=request.top_k if request.HasField("top_k") else 8,
@@ -166,8 +177,16 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
         rank_results(self._analyzer, "ranking", [result])
 
     async def _in_thread(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` in a worker thread, at most ``cpu_concurrency`` at once."""
         async with self._cpu:
-            return await asyncio.to_thread(fn)
+            work = asyncio.ensure_future(asyncio.to_thread(fn))
+            try:
+                return await asyncio.shield(work)
+            except asyncio.CancelledError:
+                # A thread cannot be interrupted: keep its slot until it ends, so cancelled
+                # calls (deadline passed, client gone) never stack up more CPU work.
+                await asyncio.wait([work])
+                raise
 
     async def RankResults(
         self, request: ranker_pb2.RankResultsRequest, context: ResultsContext

@@ -148,6 +148,18 @@ async def test_result_bounds(stub: ranker_pb2_grpc.RankerAsyncStub) -> None:
     assert "snippet_weight" in await _invalid(
         stub.RankResults(pb.RankResultsRequest(query="q", snippet_weight=-2), timeout=10)
     )
+    long_snippet = pb.SearchResult(url="https://a/", snippet="x " * 5001)
+    assert "results[0].snippet is longer than 10000" in await _invalid(
+        stub.RankResults(pb.RankResultsRequest(query="q", results=[long_snippet]), timeout=10)
+    )
+    long_title = pb.SearchResult(url="https://a/", title="t" * 2001)
+    assert "results[0].title" in await _invalid(
+        stub.RankResults(pb.RankResultsRequest(query="q", results=[long_title]), timeout=10)
+    )
+    long_url = pb.SearchResult(url="https://a/" + "p" * 8200)
+    assert "results[0].url is longer" in await _invalid(
+        stub.RankResults(pb.RankResultsRequest(query="q", results=[long_url]), timeout=10)
+    )
     assert "results[1].url" in await _invalid(
         stub.RankResults(
             pb.RankResultsRequest(query="q", results=[_result(1, "a"), pb.SearchResult()]),
@@ -175,6 +187,10 @@ async def test_chunk_bounds(stub: ranker_pb2_grpc.RankerAsyncStub) -> None:
     assert "128 tokens" in await _invalid(
         stub.RankChunks(pb.RankChunksRequest(query="a " * 129), timeout=10)
     )
+    long_url = pb.Page(url="https://a/" + "p" * 8200)
+    assert "pages[0].url is longer" in await _invalid(
+        stub.RankChunks(pb.RankChunksRequest(query="q", pages=[long_url]), timeout=10)
+    )
     assert "pages[0].url" in await _invalid(
         stub.RankChunks(pb.RankChunksRequest(query="q", pages=[pb.Page(url=" ")]), timeout=10)
     )
@@ -190,3 +206,18 @@ async def test_health_answers_during_chunk_ranking(channel: grpc.aio.Channel) ->
     reply = await ranking
     assert status.status == health_pb2.HealthCheckResponse.SERVING
     assert reply.total_chunks > 0
+
+
+async def test_a_missed_deadline_leaves_the_server_healthy(
+    stub: ranker_pb2_grpc.RankerAsyncStub,
+) -> None:
+    text = "\n\n".join(f"paragraph {i} about python and rust" for i in range(20_000))
+    request = pb.RankChunksRequest(query="python", pages=[pb.Page(url="https://a/", markdown=text)])
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await stub.RankChunks(request, timeout=0.001)
+    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    small = pb.RankChunksRequest(
+        query="python", pages=[pb.Page(url="https://b/", markdown="python")]
+    )
+    reply = await stub.RankChunks(small, timeout=30)
+    assert [c.url for c in reply.chunks] == ["https://b/"]
