@@ -120,10 +120,18 @@ if [ "$OFFLINE" = 1 ]; then
 fi
 build_images
 
+# The compose run swaps SearXNG and Ollama for forwarders running on a plain Python image.
+if [ "$OFFLINE" = 1 ]; then
+  STANDIN_IMAGE="$BASE_PYTHON"
+else
+  STANDIN_IMAGE="$(sed -n 's/^ARG PYTHON_IMAGE=//p' services/reader/Dockerfile)"
+  podman pull -q "$STANDIN_IMAGE" >/dev/null
+fi
+
 log "running tests/containers against the images"
 rm -f build/test-containers.json
 COMPOSE_BIN="$(compose_bin)" QUARRY_CONTAINER_TEST=1 QUARRY_IMAGE_TAG="$TAG" \
-  "$PY" -m pytest -q -p no:cacheprovider tests/containers "$@"
+  QUARRY_STANDIN_IMAGE="$STANDIN_IMAGE" "$PY" -m pytest -q -p no:cacheprovider tests/containers "$@"
 if [ -f build/test-containers.json ]; then
   log "measured (build/test-containers.json):"
   cat build/test-containers.json

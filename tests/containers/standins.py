@@ -47,17 +47,17 @@ def _page_html(title: str, text: str) -> bytes:
 class Relay:
     """Forward TCP connections from ``host``:<free port> to 127.0.0.1:``target_port``."""
 
-    def __init__(self, host: str, target_port: int) -> None:
+    def __init__(self, host: str, target_port: int, port: int = 0) -> None:
         self.host = host
         self.target_port = target_port
-        self.port = 0
+        self.port = port
         self.connections = 0
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._accept, self.host, 0)
+        self._server = await asyncio.start_server(self._accept, self.host, self.port)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
@@ -106,8 +106,9 @@ class Relay:
 class StandIns:
     """FakeSearxng, FakeLLM and a page server, reachable from containers at ``gateway``."""
 
-    def __init__(self, gateway: str) -> None:
+    def __init__(self, gateway: str, ports: dict[str, int] | None = None) -> None:
         self.gateway = gateway
+        self.ports = ports or {}
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.page_requests: list[str] = []
@@ -158,7 +159,7 @@ class StandIns:
         await self._pages.start()
         targets = {"llm": self.llm.url, "searxng": self.searxng.url, "pages": self._pages.url}
         for name, url in targets.items():
-            relay = Relay(self.gateway, int(url.rsplit(":", 1)[1]))
+            relay = Relay(self.gateway, int(url.rsplit(":", 1)[1]), self.ports.get(name, 0))
             await relay.start()
             self._relays[name] = relay
 

@@ -1,0 +1,265 @@
+"""compose.yaml itself, run by the real Docker Compose v2 against Podman's Docker API.
+
+SearXNG and Ollama cannot be pulled here, so tests/containers/compose.standins.yaml swaps them
+for forwarders to the host fakes; everything else is compose.yaml as written: service names and
+URLs, depends_on conditions (service_healthy, ollama-pull's service_completed_successfully), the
+internal backend network, hardening keys and the 127.0.0.1 port. Podman runs health checks only
+from systemd timers, which this machine lacks, so a pump runs ``podman healthcheck run`` every
+second, as an engine would. Needs COMPOSE_BIN (fetched by scripts/test_containers.sh).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import secrets
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.containers.podman import PODMAN, podman
+from tests.containers.standins import PAGES, StandIns
+
+ROOT = Path(__file__).resolve().parents[2]
+OVERRIDE = Path(__file__).with_name("compose.standins.yaml")
+COMPOSE_BIN = os.environ.get("COMPOSE_BIN", "")
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("QUARRY_CONTAINER_TEST") != "1" or not COMPOSE_BIN,
+    reason="runs only under `make test-containers`, with podman and the compose binary",
+)
+
+
+def _compose_cmd(project: str) -> list[str]:
+    # --env-file /dev/null: a developer's .env must not leak into the test.
+    files = ["-f", "compose.yaml", "-f", str(OVERRIDE)]
+    return [COMPOSE_BIN, "--env-file", os.devnull, "-p", project, *files]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _address_is_up(ip: str) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind((ip, 0))
+        except OSError:
+            return False
+        return True
+
+
+@dataclass
+class ComposeStack:
+    """A running compose project and what the tests need to reach it."""
+
+    project: str
+    env: dict[str, str]
+    port: int
+    standins: StandIns
+    up_s: float
+
+    def compose(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        cmd = [*_compose_cmd(self.project), *args]
+        return subprocess.run(
+            cmd, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout
+        )
+
+    def container(self, service: str) -> str:
+        return f"{self.project}-{service}-1"
+
+
+class HealthPump:
+    """Run every project container's health check once a second (Podman has no timer here)."""
+
+    def __init__(self, project: str) -> None:
+        self.project = project
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> HealthPump:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        label = f"label=com.docker.compose.project={self.project}"
+        while not self._stop.wait(1.0):
+            names = podman("ps", "--filter", label, "--format", "{{.Names}}", check=False).split()
+            for name in names:
+                subprocess.run(
+                    [PODMAN, "healthcheck", "run", name],
+                    capture_output=True,
+                    timeout=30,
+                    check=False,
+                )
+
+
+@pytest.fixture(scope="module")
+def podman_socket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    sock = tmp_path_factory.mktemp("podman") / "podman.sock"
+    service = subprocess.Popen(
+        [PODMAN, "system", "service", "--time=0", f"unix://{sock}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        yield f"unix://{sock}"
+    finally:
+        service.terminate()
+        service.wait(15)
+
+
+@pytest.fixture(scope="module")
+def stack(podman_socket: str) -> Iterator[ComposeStack]:
+    project = f"quarry-cc-{uuid.uuid4().hex[:6]}"
+    net = f"10.{random.randint(160, 250)}.{random.randint(0, 255)}"
+    gateway = f"{net}.1"
+    relay_ports = {"searxng": _free_port(), "llm": _free_port(), "pages": _free_port()}
+    port = _free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "LLM_"))},
+        "DOCKER_HOST": podman_socket,
+        "SEARXNG_SECRET": secrets.token_hex(32),
+        "QUARRY_PORT": str(port),
+        "LLM_MODEL": "fake-model",
+        "STANDIN_IMAGE": os.environ.get(
+            "QUARRY_STANDIN_IMAGE", "localhost/quarry-python:3.11-bookworm"
+        ),
+        "STANDIN_HOST": gateway,
+        "STANDIN_SUBNET": f"{net}.0/24",
+        "SEARXNG_RELAY_PORT": str(relay_ports["searxng"]),
+        "LLM_RELAY_PORT": str(relay_ports["llm"]),
+    }
+    standins = StandIns(gateway, relay_ports)
+    stack = ComposeStack(project, env, port, standins, 0.0)
+    with HealthPump(project):
+        started = time.monotonic()
+        cmd = _compose_cmd(project)
+        up = subprocess.Popen(
+            [*cmd, "up", "-d", "--no-build"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            # The egress bridge (and so the gateway address) exists once its first container runs.
+            deadline = time.monotonic() + 120
+            while not _address_is_up(gateway):
+                assert up.poll() is None or up.returncode == 0, up.stdout and up.stdout.read()
+                assert time.monotonic() < deadline, "the egress network never came up"
+                time.sleep(0.2)
+            standins.start()
+            out, _ = up.communicate(timeout=300)
+            assert up.returncode == 0, out + _diagnose(project)
+            stack.up_s = round(time.monotonic() - started, 1)
+            # `up -d` returns once the orchestrator is started; wait for it to be healthy too.
+            deadline = time.monotonic() + 90
+            while _health(stack.container("orchestrator")) != "healthy":
+                assert time.monotonic() < deadline, stack.compose("logs", "--tail", "30").stdout
+                time.sleep(0.5)
+            yield stack
+        finally:
+            if up.poll() is None:
+                up.kill()
+            down = stack.compose("down", "--volumes", "--remove-orphans", "--timeout", "5")
+            if down.returncode != 0:
+                print(down.stdout, down.stderr)  # noqa: T201
+            standins.stop()
+
+
+def _diagnose(project: str) -> str:
+    label = f"label=com.docker.compose.project={project}"
+    lines = []
+    for name in podman("ps", "-a", "--filter", label, "--format", "{{.Names}}").split():
+        health = podman("inspect", "--format", "{{json .State.Health}}", name, check=False)
+        logs = podman("logs", "--tail", "5", name, check=False)
+        lines.append(f"--- {name}: {health.strip()[:1500]}\n{logs[-1500:]}")
+    return "\n".join(lines)
+
+
+def _health(container: str) -> str:
+    out = podman("inspect", "--format", "{{json .State.Health}}", container, check=False)
+    try:
+        return str(json.loads(out or "null")["Status"])
+    except (ValueError, TypeError, KeyError):
+        return ""
+
+
+def test_compose_up_brings_every_core_service_up(stack: ComposeStack) -> None:
+    ps = stack.compose("ps", "--all", "--format", "json")
+    assert ps.returncode == 0, ps.stderr
+    rows = [json.loads(line) for line in ps.stdout.splitlines() if line.strip()]
+    state = {row["Service"]: row["State"] for row in rows}
+    assert state == {
+        "reader": "running",
+        "ranker": "running",
+        "orchestrator": "running",
+        "searxng": "running",
+        "ollama": "running",
+        "ollama-pull": "exited",
+    }
+    pull = podman("inspect", "--format", "{{.State.ExitCode}}", stack.container("ollama-pull"))
+    assert pull.strip() == "0"
+    for service in ("reader", "ranker", "orchestrator", "searxng", "ollama"):
+        assert _health(stack.container(service)) == "healthy", service
+
+
+def test_compose_hardening_reaches_the_containers(stack: ComposeStack) -> None:
+    for service in ("reader", "ranker", "orchestrator", "searxng", "ollama"):
+        host = json.loads(podman("inspect", stack.container(service)))[0]["HostConfig"]
+        assert host["ReadonlyRootfs"] is True, service
+        assert host["PidsLimit"] > 0, service
+        assert host["Memory"] > 0, service
+        assert "no-new-privileges" in " ".join(host.get("SecurityOpt") or []), service
+
+
+def test_backend_network_has_no_route_out(stack: ComposeStack) -> None:
+    probe = (
+        "import socket, sys\n"
+        "try:\n"
+        f"    socket.create_connection(('{stack.standins.gateway}', "
+        f"{stack.standins.ports['pages']}), timeout=3).close()\n"
+        "    print('reached')\n"
+        "except OSError:\n"
+        "    print('unreachable')\n"
+    )
+    ranker = podman("exec", stack.container("ranker"), "python", "-c", probe).strip()
+    reader = podman("exec", stack.container("reader"), "python", "-c", probe).strip()
+    assert (ranker, reader) == ("unreachable", "reached")
+
+
+def test_one_question_through_compose(stack: ComposeStack) -> None:
+    reply = httpx.post(
+        f"http://127.0.0.1:{stack.port}/v1/search",
+        json={"query": "what causes spring tides?"},
+        headers={"Accept": "application/json"},
+        timeout=120,
+    )
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["status"] == "answered", reply.text
+    assert stack.standins.searxng.queries
+    assert stack.standins.llm.calls
+    deadline = time.monotonic() + 10
+    while not set(stack.standins.page_requests) & set(PAGES) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert set(stack.standins.page_requests) & set(PAGES)
