@@ -40,8 +40,9 @@ _GROUP_RE = re.compile(
 )
 # One number or range inside a group body.
 _PART_RE = re.compile(r"(\d+)\s*(?:[-\u2013]\s*(\d+))?")
-# A sentence end: ., ! or ? followed by whitespace or the end (not "3.5"), or a line break.
-_END_RE = re.compile(r"[.!?]+(?=[\s\[]|$)|\n")
+# A sentence end: ., ! or ? followed by whitespace, a citation, a comma-like mark or the end
+# (so not "3.5"), or a line break.
+_END_RE = re.compile(r"[.!?]+(?=[\s\[,;:)]|$)|\n")
 _WORD_RE = re.compile(r"[^\W_]+")
 # English function words: they carry no claim, so they never count as support.
 _STOP_TEXT = """
@@ -115,7 +116,25 @@ def _sentence_spans(text: str) -> list[tuple[int, int]]:
         start = end
     if start < len(text):
         spans.append((start, len(text)))
-    return spans
+    return _merge_wordless(text, spans)
+
+
+def _merge_wordless(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Join spans with no words ("?  [2]" left over) to the sentence before (or after) them."""
+    merged: list[tuple[int, int]] = []
+    carry: int | None = None  # start of wordless spans seen before any sentence
+    for a, b in spans:
+        if _WORD_RE.search(_GROUP_RE.sub(" ", text[a:b])) is None:
+            if merged:
+                merged[-1] = (merged[-1][0], b)
+            elif carry is None:
+                carry = a
+            continue
+        merged.append((a if carry is None else carry, b))
+        carry = None
+    if carry is not None:
+        merged.append((carry, len(text)))
+    return merged
 
 
 @dataclass
@@ -136,7 +155,7 @@ def check_citations(answer: str, sources: Sequence[tuple[int, str]]) -> Citation
         groups = list(_GROUP_RE.finditer(answer, start, end))
         claim = content_words(_GROUP_RE.sub(" ", answer[start:end]))
         if groups:
-            _check_sentence(answer, groups, claim, words, edits)
+            _check_sentence(answer, start, groups, claim, words, edits)
         else:
             _maybe_add(answer, start, end, claim, words, edits)
     text = answer
@@ -157,42 +176,55 @@ def _scores(claim: set[str], words: dict[int, set[str]]) -> dict[int, float]:
 
 def _check_sentence(
     answer: str,
+    start: int,
     groups: list[re.Match[str]],
-    claim: set[str],
+    sentence: set[str],
     words: dict[int, set[str]],
     edits: _Edits,
 ) -> None:
-    judge = len(claim) >= MIN_WORDS
-    scores = _scores(claim, words)
-    asked = list(dict.fromkeys(n for g in groups for n in _numbers(g.group(1))))
-    good = [n for n in asked if n in words and (not judge or scores[n] >= SUPPORT_THRESHOLD)]
-    final: dict[int, int | None] = {n: n for n in good}
-    for n in asked:
-        if n in final:
-            continue
-        best = _best(scores, exclude=good) if judge and not good else None
-        final[n] = best
-        if n not in words:
-            edits.removed.append(n)  # no such source; a supporting one takes its place
-            if best is not None:
-                edits.added.append(best)
-        elif best is not None:
-            edits.replaced.append((n, best))
-        else:
-            edits.removed.append(n)
-        if best is not None:
-            good.append(best)
-    written: set[int] = set()
+    """Decide each group's numbers; a group may be backed by its clause or by the sentence.
+
+    In "Paris is in France [1], Berlin in Germany [2]." each citation covers its own clause,
+    which the whole sentence would dilute. The clause runs from the last , ; or : before the
+    group (or the sentence start); it does not depend on other groups, so checking a checked
+    answer again changes nothing.
+    """
+    in_sentence: set[int] = set()
     for g in groups:
-        nums = [final.get(n) for n in _numbers(g.group(1))]
-        keep = [n for n in dict.fromkeys(nums) if n is not None and n not in written]
-        written.update(keep)
+        head = _GROUP_RE.sub(" ", answer[start : g.start()]).rstrip(" ,;:")
+        clause = content_words(re.split(r"[,;:]", head)[-1])
+        claims = [c for c in (clause, sentence) if len(c) >= MIN_WORDS]
+        scores = {n: max((support(c, w) for c in claims), default=0.0) for n, w in words.items()}
+        asked = _numbers(g.group(1))
+        keep = [n for n in asked if n in words and (not claims or scores[n] >= SUPPORT_THRESHOLD)]
+        for n in asked:
+            if n in keep:
+                continue
+            best = _best(scores, exclude=keep) if claims and not keep else None
+            if best in in_sentence:  # "[2][9]": source 2 is already cited right here
+                best = None
+            if n not in words:
+                edits.removed.append(n)  # no such source; a supporting one takes its place
+                if best is not None:
+                    edits.added.append(best)
+            elif best is not None:
+                edits.replaced.append((n, best))
+            else:
+                edits.removed.append(n)
+            if best is not None:
+                keep.append(best)
+        keep = list(dict.fromkeys(keep))
+        in_sentence.update(keep)
         edits.cited.update(keep)
         new = "".join(f"[{n}]" for n in keep)
         a = g.start()
-        if not new:  # drop the space before a removed group too
+        if not new:  # drop the space before a removed group too ...
             while a > 0 and answer[a - 1] in " \t":
                 a -= 1
+            # ... unless words would then run together: "eyesore[1]The" -> "eyesore The"
+            after = answer[g.end() : g.end() + 1]
+            if a > 0 and after and not after.isspace() and after not in ".!?,;:)[":
+                new = " "
         if new != g.group(0) or a != g.start():
             edits.patches.append((a, g.end(), new))
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
 from orchestrator.citations import (
     SUPPORT_THRESHOLD,
     check_citations,
@@ -111,3 +115,51 @@ def test_years_in_brackets_and_decimals_do_not_confuse_sentences() -> None:
     report = check_citations(answer, SOURCES)
     assert report.text.startswith("Paris has 2.1 million residents [3].")
     assert report.cited == [3]
+
+
+def test_each_citation_may_be_backed_by_its_own_clause() -> None:
+    answer = (
+        "The Eiffel Tower is 330 metres tall [1], it was built for the 1889 World's Fair [2], "
+        "and Paris has 2.1 million residents [3]."
+    )
+    report = check_citations(answer, SOURCES)
+    assert report.text == answer
+    assert report.cited == [1, 2, 3]
+    wrong = "The tower is 330 metres tall [2], and Paris has 2.1 million residents [3]."
+    fixed = check_citations(wrong, SOURCES)
+    assert (
+        fixed.text == "The tower is 330 metres tall [1], and Paris has 2.1 million residents [3]."
+    )
+    assert fixed.replaced == [(2, 1)]
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "The Eiffel Tower is 330 metres tall",
+                "Paris is the capital of France",
+                "Critics called the tower an eyesore",
+                "It is green",
+                " [1]",
+                " [2]",
+                "[3]",
+                " [7]",
+                " [1, 3]",
+                " [1-2]",
+                ". ",
+                "\n",
+                ", ",
+                "? ",
+            ]
+        ),
+        max_size=14,
+    )
+)
+def test_any_answer_is_checked_into_a_stable_text_with_valid_numbers(pieces: list[str]) -> None:
+    report = check_citations("".join(pieces), SOURCES)
+    numbers = {int(n) for n in re.findall(r"\[(\d+)\]", report.text)}
+    assert numbers <= {1, 2, 3}
+    assert set(report.cited) == numbers
+    again = check_citations(report.text, SOURCES)
+    assert again.text == report.text
