@@ -2,8 +2,10 @@
 
 Small local models cite badly (measured: none wrote usable ``[n]``), so the engine checks:
 
-* a number with no source is removed;
-* each sentence's citations are checked by lexical support: the share of the sentence's
+* a number with no source is removed (``removed_citations``); if no other number in its group
+  holds, the source that best supports the claim is cited instead (``added``);
+* each citation is checked by lexical support against its clause (the text since the last
+  , ; or :) and its sentence, whichever scores higher: the share of the claim's
   content words (lower-cased, accents folded, stop words dropped, plural ``s`` trimmed) that
   occur in the cited source. Below ``SUPPORT_THRESHOLD`` the citation is unsupported: it is
   replaced by the best source that does reach the threshold, or removed;
