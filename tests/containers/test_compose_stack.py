@@ -26,7 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.containers.podman import PODMAN, podman
+from tests.containers.podman import PODMAN, memory_mb, podman
 from tests.containers.standins import PAGES, StandIns
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -171,12 +171,12 @@ def stack(podman_socket: str) -> Iterator[ComposeStack]:
             standins.start()
             out, _ = up.communicate(timeout=300)
             assert up.returncode == 0, out + _diagnose(project)
-            stack.up_s = round(time.monotonic() - started, 1)
             # `up -d` returns once the orchestrator is started; wait for it to be healthy too.
             deadline = time.monotonic() + 90
             while _health(stack.container("orchestrator")) != "healthy":
                 assert time.monotonic() < deadline, stack.compose("logs", "--tail", "30").stdout
                 time.sleep(0.5)
+            stack.up_s = round(time.monotonic() - started, 1)
             yield stack
         finally:
             if up.poll() is None:
@@ -263,3 +263,17 @@ def test_one_question_through_compose(stack: ComposeStack) -> None:
     while not set(stack.standins.page_requests) & set(PAGES) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert set(stack.standins.page_requests) & set(PAGES)
+
+
+def test_report_compose_numbers(stack: ComposeStack) -> None:
+    """`compose up` to a healthy orchestrator, merged into build/test-containers.json."""
+    report_file = ROOT / "build" / "test-containers.json"
+    report = json.loads(report_file.read_text()) if report_file.exists() else {}
+    report["compose_up_to_healthy_s"] = stack.up_s
+    report["compose_idle_memory_mb"] = {
+        service: memory_mb(stack.container(service))
+        for service in ("reader", "ranker", "orchestrator")  # searxng/ollama are stand-ins here
+    }
+    report_file.parent.mkdir(exist_ok=True)
+    report_file.write_text(json.dumps(report, indent=2) + "\n")
+    assert stack.up_s > 0
