@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -78,22 +79,27 @@ async def overhead(stub: reader_pb2_grpc.ReaderAsyncStub, body: bytes, calls: in
     return statistics.median([await _call(stub, body, "image/png") for _ in range(calls)])
 
 
-async def run(pages: Pages, workers: int) -> None:
-    """Start a reader, measure, print."""
+async def run(pages: Pages, workers: int, rounds: int) -> None:
+    """Start a reader, measure in interleaved rounds (best of each), print."""
     settings = Settings(port=0, workers=workers, queue_size=256, extract_timeout_s=120)
     server = build_server(settings)
     await server.start()
+    bare_rates, ours_rates = [], []
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             stub = reader_pb2_grpc.ReaderStub(channel)
             await through_grpc(stub, pages[:4], workers)  # warm connections and workers
-            bare_rate, bare_ms = bare(pages)
-            ours_rate, _ = await through_grpc(stub, pages, 2 * workers)
+            # Interleaved rounds, best of each: the box is shared, and load comes and goes.
+            for _ in range(rounds):
+                rate, bare_ms = bare(pages)
+                bare_rates.append(rate)
+                ours_rates.append((await through_grpc(stub, pages, 2 * workers))[0])
             _, seq_ms = await through_grpc(stub, pages, 1)
             median_body = sorted(pages, key=lambda p: len(p[1]))[len(pages) // 2][1]
             rpc_ms = await overhead(stub, median_body, 50)
     finally:
         await server.stop(0)
+    bare_rate, ours_rate = max(bare_rates), max(ours_rates)
     print(f"{'':34} {'pages/s':>8} {'median ms/page':>15}")
     bare_median = statistics.median(bare_ms)
     print(f"{'bare trafilatura.extract (1 proc)':34} {bare_rate:8.1f} {bare_median:15.1f}")
@@ -101,7 +107,8 @@ async def run(pages: Pages, workers: int) -> None:
         f"{'reader Extract via gRPC':34} {ours_rate:8.1f} {statistics.median(seq_ms):15.1f}"
         f"   ({workers} workers, {2 * workers} calls in flight; ms/page measured one at a time)"
     )
-    print(f"throughput ratio reader/bare: {ours_rate / bare_rate:.2f}x (target >= 0.9x)")
+    print(f"throughput ratio reader/bare: {ours_rate / bare_rate:.2f}x (target >= 0.9x); "
+          f"best of {rounds} interleaved rounds, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     print(
         f"gRPC overhead per call (median round trip, {len(median_body) // 1024} KB body, "
         f"no extraction): {rpc_ms:.2f} ms"
@@ -115,6 +122,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pages", type=int, default=60)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     pages = doc_pages(args.pages)
     if pages:
@@ -124,7 +132,7 @@ def main() -> int:
         pages, source = generated_pages(args.pages * 3), "generated article pages"
     total_kb = sum(len(b) for _, b in pages) // 1024
     print(f"corpus: {len(pages)} {source}, {total_kb} KB total")
-    asyncio.run(run(pages, args.workers))
+    asyncio.run(run(pages, args.workers, args.rounds))
     return 0
 
 

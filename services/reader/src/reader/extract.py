@@ -70,7 +70,7 @@ def extract_html(html: str, url: str | None = None) -> Extracted:
     text = _main_text(tree, url)
     if len(text) < RECALL_MIN_CHARS:
         text = _fallback(tree, text)
-    meta = page_metadata(tree, url)
+    meta = page_metadata(tree)
     return Extracted(
         markdown=text,
         title=meta.title,
