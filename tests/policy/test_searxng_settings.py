@@ -38,3 +38,9 @@ def test_inherits_defaults_with_a_short_engine_list(settings: dict[str, Any]) ->
     engines = settings["use_default_settings"]["engines"]["keep_only"]
     assert 3 <= len(engines) <= 10
     assert "google" not in engines
+
+
+def test_every_kept_engine_is_switched_on(settings: dict[str, Any]) -> None:
+    kept = settings["use_default_settings"]["engines"]["keep_only"]
+    enabled = {e["name"] for e in settings["engines"] if e.get("disabled") is False}
+    assert set(kept) == enabled
