@@ -267,6 +267,10 @@ class FakeLLM:
             # llama-cpp-python's server interleaves SSE comment lines like this one
             yield b": ping - " + time.strftime("%Y-%m-%d %H:%M:%S").encode() + b"\r\n\r\n"
             yield self._sse({"role": "assistant", "content": ""}, None)
+        for thought in reply.reasoning if isinstance(reply, Say) else ():
+            if self.token_delay:
+                await asyncio.sleep(self.token_delay)
+            yield self._frame(call.wire, thought, reasoning=True)
         for i, token in enumerate(tokens):
             if stop_at is not None and i >= stop_at:
                 break
@@ -299,10 +303,13 @@ class FakeLLM:
             call.outcome = "failed"
             yield b"{not json\n" if call.wire == "ollama" else b"data: {not json\n\n"
 
-    def _frame(self, wire: Wire, token: str) -> bytes:
+    def _frame(self, wire: Wire, token: str, *, reasoning: bool = False) -> bytes:
         if wire == "ollama":
-            return _ndjson(self._ollama_chunk(token, done=False))
-        return self._sse({"content": token}, None)
+            chunk = self._ollama_chunk("" if reasoning else token, done=False)
+            if reasoning:
+                chunk["message"]["thinking"] = token
+            return _ndjson(chunk)
+        return self._sse({"reasoning_content" if reasoning else "content": token}, None)
 
     def _ollama_chunk(self, text: str, *, done: bool) -> dict[str, Any]:
         chunk: dict[str, Any] = {

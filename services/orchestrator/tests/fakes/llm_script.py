@@ -14,10 +14,15 @@ Wire = Literal["ollama", "openai"]
 
 @dataclass(frozen=True)
 class Say:
-    """Answer ``text`` (streamed as word tokens, or as the given ``tokens``)."""
+    """Answer ``text`` (streamed as word tokens, or as the given ``tokens``).
+
+    ``reasoning`` deltas come first, in the provider's own field (Ollama ``message.thinking``,
+    OpenAI-compatible ``delta.reasoning_content``), as reasoning models send them.
+    """
 
     text: str = ""
     tokens: Sequence[str] | None = None
+    reasoning: Sequence[str] = ()
 
     @classmethod
     def json(cls, obj: Any) -> Say:

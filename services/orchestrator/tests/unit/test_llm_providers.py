@@ -197,6 +197,18 @@ async def test_cancelling_the_consumer_cancels_the_stream(
 
 
 @pytest.mark.parametrize("wire", WIRES)
+async def test_reasoning_fields_are_hidden_but_count_as_progress(
+    wire: Wire, http: httpx.AsyncClient
+) -> None:
+    # 8 reasoning deltas take longer than the first-token limit; each gap is far below idle
+    async with FakeLLM(token_delay=0.06) as fake:
+        fake.queue("synthesis", Say("Answer [1].", reasoning=["step "] * 8))
+        llm = make(wire, fake.url, http, first_token_timeout_s=0.25, idle_timeout_s=5)
+        text = "".join(await collect(llm.stream_chat(MESSAGES, timeout=10)))
+    assert text == "Answer [1]."
+
+
+@pytest.mark.parametrize("wire", WIRES)
 async def test_ping(wire: Wire, http: httpx.AsyncClient) -> None:
     async with FakeLLM() as fake:
         llm = make(wire, fake.url, http)

@@ -90,6 +90,15 @@ def fold_system(messages: list[Message]) -> list[Message]:
     return [{"role": "user", "content": system}, *rest]
 
 
+def as_think(reasoning: Any) -> str:
+    """Reasoning sent in its own field, wrapped so the think filter drops it.
+
+    It still counts as progress for the first-token and idle timeouts: a model that thinks for
+    a minute is working, not stuck.
+    """
+    return f"<think>{reasoning}</think>" if isinstance(reasoning, str) and reasoning else ""
+
+
 class HttpChatClient:
     """Base of the providers: subclasses describe the wire format, this class moves bytes."""
 

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from orchestrator.llm.base import LLMError, Message
-from orchestrator.llm.chat import STRUCTURED_MAX_TOKENS, HttpChatClient, LineState
+from orchestrator.llm.chat import STRUCTURED_MAX_TOKENS, HttpChatClient, LineState, as_think
 
 
 class OllamaClient(HttpChatClient):
@@ -59,6 +59,8 @@ class OllamaClient(HttpChatClient):
             raise self._malformed(url, "stream line (not an object)")
         if obj.get("error"):
             raise LLMError(f"the LLM at {url} reported an error: {obj['error']}", self.base_url)
-        message = obj.get("message")
-        text = message.get("content", "") if isinstance(message, dict) else ""
-        return (text if isinstance(text, str) else ""), ("done" if obj.get("done") else "more")
+        raw = obj.get("message")
+        message: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        text = message.get("content", "")
+        text = as_think(message.get("thinking")) + (text if isinstance(text, str) else "")
+        return text, ("done" if obj.get("done") else "more")

@@ -25,6 +25,7 @@ from orchestrator.llm.chat import (
     LLMOptions,
     LLMStatusError,
     SchemaDialect,
+    as_think,
 )
 
 logger = logging.getLogger(__name__)
@@ -135,12 +136,15 @@ class OpenAIClient(HttpChatClient):
             choice = obj["choices"][0] if obj["choices"] else {}
         except (KeyError, TypeError):
             raise self._malformed(url, "stream event (no choices)") from None
-        delta = choice.get("delta") or {}
-        text = delta.get("content") if isinstance(delta, dict) else None
+        raw = choice.get("delta")
+        delta: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        text = delta.get("content")
+        # vLLM and llama-server send reasoning as reasoning_content (some as reasoning)
+        reasoning = as_think(delta.get("reasoning_content") or delta.get("reasoning"))
         # Read on to [DONE] after finish_reason (closing early would cost the keep-alive
         # connection), but accept a body that ends there.
         state: LineState = "finished" if choice.get("finish_reason") else "more"
-        return (text if isinstance(text, str) else ""), state
+        return reasoning + (text if isinstance(text, str) else ""), state
 
     def _raise_error_object(self, obj: Any, url: str) -> None:
         if isinstance(obj, dict) and obj.get("error"):
