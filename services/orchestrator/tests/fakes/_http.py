@@ -172,6 +172,9 @@ class TinyHTTPServer:
             except ConnectionError:
                 self._disconnected(request)
                 return False
+            except Exception:  # a broken script mid-stream: cut the connection, keep serving
+                logger.exception("fake server stream failed")
+                return False
             return work.done() and watch not in done
         finally:
             for task in (work, watch):
