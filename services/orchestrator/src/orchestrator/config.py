@@ -35,7 +35,12 @@ class Settings(BaseServiceSettings):
     )
     # Ollama truncates prompts longer than its (small) default context silently.
     llm_num_ctx: int = Field(default=8192, ge=512, le=1_048_576, validation_alias="LLM_NUM_CTX")
-    llm_keep_alive: str = Field(default="10m", validation_alias="LLM_KEEP_ALIVE")
+    # Ollama's keep_alive: seconds ("300", "-1" = forever) or a Go duration ("10m", "1h30m").
+    llm_keep_alive: str = Field(
+        default="10m",
+        pattern=r"^-?\d+(\.\d+)?$|^(\d+(\.\d+)?(ns|us|ms|s|m|h))+$",
+        validation_alias="LLM_KEEP_ALIVE",
+    )
     llm_temperature: float = Field(default=0.2, ge=0, le=2, validation_alias="LLM_TEMPERATURE")
     llm_max_tokens: int = Field(default=1024, ge=16, le=32_768, validation_alias="LLM_MAX_TOKENS")
     # Fold system messages into the first user turn, for chat formats that drop them silently

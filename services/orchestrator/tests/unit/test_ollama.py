@@ -52,3 +52,10 @@ async def test_stream_body_and_text(http: httpx.AsyncClient) -> None:
     assert body["stream"] is True
     assert "format" not in body
     assert body["options"] == {"num_ctx": 4096, "temperature": 0.2, "num_predict": 99}
+
+
+async def test_numeric_keep_alive_is_sent_as_seconds(http: httpx.AsyncClient) -> None:
+    async with FakeLLM() as fake:
+        llm = OllamaClient(fake.url, http, LLMOptions(model="qwen", keep_alive="-1"))
+        await llm.complete_json(MESSAGES, SCHEMA, timeout=5)
+    assert fake.calls[0].body["keep_alive"] == -1.0

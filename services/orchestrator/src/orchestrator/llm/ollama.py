@@ -23,7 +23,7 @@ class OllamaClient(HttpChatClient):
             "model": self._opts.model,
             "messages": self._messages(messages),
             "stream": stream,  # explicit: Ollama streams when it is omitted
-            "keep_alive": self._opts.keep_alive,
+            "keep_alive": _keep_alive(self._opts.keep_alive),
             # num_ctx explicitly: Ollama truncates longer prompts to its default without a word.
             "options": {
                 "num_ctx": self._opts.num_ctx,
@@ -64,3 +64,11 @@ class OllamaClient(HttpChatClient):
         text = message.get("content", "")
         text = as_think(message.get("thinking")) + (text if isinstance(text, str) else "")
         return text, ("done" if obj.get("done") else "more")
+
+
+def _keep_alive(value: str) -> str | float:
+    """A bare number goes as seconds (Ollama parses strings as Go durations, which need units)."""
+    try:
+        return float(value)
+    except ValueError:
+        return value
