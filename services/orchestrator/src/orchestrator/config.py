@@ -8,6 +8,9 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 from quarry_common.settings import BaseServiceSettings, Port
 
+# Empty (not configured) or an http(s) URL; anything else stops the service at start.
+_HTTP_URL = r"^(https?://\S+)?$"
+
 
 class Settings(BaseServiceSettings):
     """Orchestrator configuration; built once in ``main()`` and passed down."""
@@ -19,11 +22,11 @@ class Settings(BaseServiceSettings):
     port: Port = 8080
     reader_addr: str = Field(default="127.0.0.1:50051", validation_alias="READER_ADDR")
     ranker_addr: str = Field(default="127.0.0.1:50052", validation_alias="RANKER_ADDR")
-    searxng_url: str = Field(default="", validation_alias="SEARXNG_URL")
+    searxng_url: str = Field(default="", pattern=_HTTP_URL, validation_alias="SEARXNG_URL")
     llm_provider: Literal["ollama", "openai"] = Field(
         default="openai", validation_alias="LLM_PROVIDER"
     )
-    llm_base_url: str = Field(default="", validation_alias="LLM_BASE_URL")
+    llm_base_url: str = Field(default="", pattern=_HTTP_URL, validation_alias="LLM_BASE_URL")
     llm_model: str = Field(default="", validation_alias="LLM_MODEL")
     llm_api_key: str = Field(default="", validation_alias="LLM_API_KEY")
 
