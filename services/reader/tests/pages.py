@@ -149,7 +149,7 @@ def endless(
     return handle
 
 
-def gzip_bomb(decoded_mb: int = 64) -> bytes:
+def gzip_bomb(decoded_mb: int = 16) -> bytes:
     """An HTML page that inflates to ``decoded_mb`` MB (about 1000:1)."""
     raw = b"<html><body><p>" + b" " * (decoded_mb * 1024 * 1024) + b"</p></body></html>"
     return gzip.compress(raw, compresslevel=9)

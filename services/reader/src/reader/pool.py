@@ -137,10 +137,14 @@ class ExtractorPool:
         self._all.add(worker)
         try:
             async with asyncio.timeout(WARM_UP_TIMEOUT_S):
-                await asyncio.to_thread(worker.roundtrip, self._warm_job)
+                status, value = await asyncio.to_thread(worker.roundtrip, self._warm_job)
         except BaseException:
             self._discard(worker)
             raise
+        if status != "ok":
+            # A worker that cannot extract the warm-up page cannot extract anything.
+            self._discard(worker)
+            raise RuntimeError(f"extraction worker failed its warm-up job: {value}")
         if self._closed:
             self._discard(worker)
             return

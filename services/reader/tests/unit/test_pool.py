@@ -125,3 +125,13 @@ async def test_cancelled_hung_job_still_loses_its_worker_at_the_limit(pool: Extr
         await task
     assert await pool.run(0) is None  # served by the replacement after the 0.5 s limit
     assert worker not in pool._all
+
+
+async def test_failed_warm_up_stops_the_start() -> None:
+    # int("x") raises in the worker: the pool must not report itself ready.
+    p = ExtractorPool(int, workers=1, timeout_s=5, queue_size=0, warm_job="x")
+    with pytest.raises(ExceptionGroup) as err:
+        await p.start()
+    assert err.group_contains(RuntimeError)
+    assert not p._all
+    await p.close()
