@@ -106,9 +106,16 @@ class Relay:
 class StandIns:
     """FakeSearxng, FakeLLM and a page server, reachable from containers at ``gateway``."""
 
-    def __init__(self, gateway: str, ports: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        gateway: str,
+        ports: dict[str, int] | None = None,
+        extra: dict[str, int] | None = None,
+    ) -> None:
+        """``ports`` fixes relay ports by name; ``extra`` relays more host ports (name: port)."""
         self.gateway = gateway
         self.ports = ports or {}
+        self.extra = extra or {}
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.page_requests: list[str] = []
@@ -158,6 +165,7 @@ class StandIns:
         await self.searxng.__aenter__()
         await self._pages.start()
         targets = {"llm": self.llm.url, "searxng": self.searxng.url, "pages": self._pages.url}
+        targets |= {name: f"http://127.0.0.1:{port}" for name, port in self.extra.items()}
         for name, url in targets.items():
             relay = Relay(self.gateway, int(url.rsplit(":", 1)[1]), self.ports.get(name, 0))
             await relay.start()

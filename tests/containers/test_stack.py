@@ -33,6 +33,7 @@ from tests.containers.podman import (
     wait_healthy,
 )
 from tests.containers.standins import PAGES, StandIns
+from tests.e2e.otlp import Receiver, otlp_receiver
 from tests.policy.compose_policy import COMPOSE_FILE, load, violations
 
 pytestmark = pytest.mark.skipif(
@@ -62,6 +63,7 @@ class Stack:
     names: dict[str, str]
     port: int
     standins: StandIns
+    traces: Receiver
     cold_start_s: dict[str, float] = field(default_factory=dict)
     idle_memory_mb: dict[str, float] = field(default_factory=dict)
 
@@ -93,10 +95,19 @@ def stack() -> Iterator[Stack]:
         "network", "inspect", network, "--format", "{{range .Subnets}}{{.Gateway}}{{end}}"
     ).strip()
     names = {s: f"quarry-ct-{s}-{suffix}" for s in SERVICES}
-    stack = Stack(network, gateway, names, _free_port(), StandIns(gateway))
-    base_env = {"OTEL_EXPORTER_OTLP_ENDPOINT": ""}
+    receiver_cm = otlp_receiver()
+    traces = receiver_cm.__enter__()
+    # Relay ports are fixed up front: the services get the OTLP endpoint when they start, before
+    # the gateway address exists on the host and the relays can bind.
+    relay_ports = {name: _free_port() for name in ("searxng", "llm", "pages", "otlp")}
+    otlp_port = int(traces.endpoint.rsplit(":", 1)[1])
+    standins = StandIns(gateway, relay_ports, extra={"otlp": otlp_port})
+    stack = Stack(network, gateway, names, _free_port(), standins, traces)
+    base_env = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://{gateway}:{relay_ports['otlp']}"}
+    # Export spans within 0.2 s instead of the SDK's 5 s batch delay.
+    fast_export = {"OTEL_BSP_SCHEDULE_DELAY": "200"}
     try:
-        reader_env = environment(compose["reader"], base_env)
+        reader_env = environment(compose["reader"], base_env) | fast_export
         # The stand-in pages live on the podman gateway, a private address the reader's SSRF
         # policy refuses unless allowed.
         reader_env["READER_ALLOWED_CIDRS"] = f"{gateway}/32"
@@ -108,13 +119,13 @@ def stack() -> Iterator[Stack]:
                     stack,
                     "ranker",
                     compose["ranker"],
-                    environment(compose["ranker"], base_env),
+                    environment(compose["ranker"], base_env) | fast_export,
                 ),
             ]
             for w in waits:
                 w.result()
         stack.standins.start()  # binds the gateway address, which exists once a container runs
-        orch_env = environment(compose["orchestrator"], base_env)
+        orch_env = environment(compose["orchestrator"], base_env) | fast_export
         orch_env |= {
             "SEARXNG_URL": stack.standins.url("searxng"),
             "LLM_BASE_URL": stack.standins.url("llm"),
@@ -131,6 +142,7 @@ def stack() -> Iterator[Stack]:
             podman("rm", "-f", "-t", "5", name, check=False)
         podman("network", "rm", "-f", network, check=False)
         stack.standins.stop()
+        receiver_cm.__exit__(None, None, None)
 
 
 def test_compose_passes_the_policy() -> None:
@@ -226,6 +238,19 @@ def test_one_question_through_the_published_port(stack: Stack) -> None:
     assert set(stack.standins.page_requests) & set(PAGES), text
     assert "[1]" in text or "[2]" in text
     assert any(path in text for path in PAGES)
+
+
+def test_the_question_is_one_trace_across_the_containers(stack: Stack) -> None:
+    """Spans leave every container over OTLP, and the orchestrator's trace reaches both."""
+    deadline = time.monotonic() + 15
+    while True:
+        by_trace: dict[str, set[str]] = {}
+        for span in stack.traces.snapshot():
+            by_trace.setdefault(span.trace_id, set()).add(span.service)
+        if any(services >= set(SERVICES) for services in by_trace.values()):
+            break
+        assert time.monotonic() < deadline, by_trace
+        time.sleep(0.2)
 
 
 def test_report_numbers(stack: Stack) -> None:
