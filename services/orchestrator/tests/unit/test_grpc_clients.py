@@ -1,0 +1,106 @@
+"""The reader and ranker clients against real grpc.aio servers that misbehave on purpose."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import grpc
+import pytest
+from orchestrator.clients.ranker import PageText, RankerClient, RankerUnavailable
+from orchestrator.clients.reader import ReaderClient, ReaderUnavailable
+from orchestrator.clients.searxng_types import SearchHit
+from quarry.v1 import reader_pb2
+
+from services.orchestrator.tests.unit.doubles import FakeRanker, FakeReader, grpc_server
+from tests.conftest import free_port
+
+
+class FlakyReader(FakeReader):
+    """Answers each URL's first call with ``first`` (a gRPC code or a ReadResponse status)."""
+
+    def __init__(self, first: grpc.StatusCode | str) -> None:
+        super().__init__({"http://a.test/": ("A", "text")})
+        self.first = first
+
+    async def Read(
+        self,
+        request: reader_pb2.ReadRequest,
+        context: grpc.aio.ServicerContext[reader_pb2.ReadRequest, reader_pb2.ReadResponse],
+    ) -> reader_pb2.ReadResponse:
+        if self.calls.count(request.url) == 0:
+            self.calls.append(request.url)
+            if isinstance(self.first, grpc.StatusCode):
+                await context.abort(self.first, "scripted")
+            return reader_pb2.ReadResponse(url=request.url, status=self.first)
+        return await super().Read(request, context)
+
+
+@asynccontextmanager
+async def reader_client(servicer: FakeReader | None) -> AsyncIterator[ReaderClient]:
+    """A client for ``servicer`` on a real server (None: nothing listens)."""
+    server = grpc_server(servicer) if servicer is not None else None
+    port = await server.start() if server is not None else free_port()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        yield ReaderClient(channel, limit=asyncio.Semaphore(4), retry_delay_s=0.01)
+    finally:
+        await channel.close()
+        if server is not None:
+            await server.stop(0)
+
+
+@pytest.mark.parametrize("first", [grpc.StatusCode.UNAVAILABLE, "NETWORK_ERROR"])
+async def test_one_retry_after_a_network_error(first: grpc.StatusCode | str) -> None:
+    servicer = FlakyReader(first)
+    async with reader_client(servicer) as client:
+        page = await client.read("http://a.test/", timeout=5)
+    assert (page.status, page.attempts, page.markdown) == ("OK", 2, "text")
+    assert page.usable
+
+
+async def test_other_failures_are_not_retried() -> None:
+    servicer = FlakyReader("BLOCKED")
+    async with reader_client(servicer) as client:
+        page = await client.read("http://a.test/", timeout=5)
+    assert (page.status, page.attempts, page.usable) == ("BLOCKED", 1, False)
+
+
+async def test_a_slow_read_becomes_a_timeout_within_its_budget() -> None:
+    servicer = FakeReader({"http://a.test/": ("A", "text")}, delay=30)
+    async with reader_client(servicer) as client:
+        page = await asyncio.wait_for(client.read("http://a.test/", timeout=0.3), 5)
+        await asyncio.sleep(0.1)
+    assert page.status == "TIMEOUT"
+    assert servicer.cancelled == 1
+
+
+async def test_reader_down_raises_after_its_retry() -> None:
+    async with reader_client(None) as client:
+        with pytest.raises(ReaderUnavailable) as err:
+            await asyncio.wait_for(client.read("http://a.test/", timeout=5), 5)
+        assert not await client.ping(timeout=0.5)
+    assert err.value.code == "UNAVAILABLE"
+
+
+async def test_ranker_client_round_trip_and_failure() -> None:
+    server = grpc_server(FakeRanker())
+    port = await server.start()
+    hits = [
+        SearchHit("http://a.test/", "cats", "about cats", 1),
+        SearchHit("http://b.test/", "dogs", "about dogs", 2),
+    ]
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        client = RankerClient(channel, limit=asyncio.Semaphore(2))
+        ranked = await client.rank_results("dogs", hits, top_k=10, timeout=5)
+        chunks = await client.rank_chunks(
+            "dogs", [PageText("http://b.test/", "dogs", "dogs bark")], top_k=8, timeout=5
+        )
+        assert await client.ping(timeout=1)
+        await server.stop(0)
+        with pytest.raises(RankerUnavailable):
+            await client.rank_results("dogs", hits, top_k=10, timeout=1)
+    assert [h.url for h in ranked] == ["http://b.test/", "http://a.test/"]
+    assert ranked[0] is hits[1]
+    assert [(c.url, c.text) for c in chunks] == [("http://b.test/", "dogs bark")]
