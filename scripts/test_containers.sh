@@ -113,9 +113,20 @@ compose_bin() {
   [ -x "$dir/docker-compose" ] && echo "$PWD/$dir/docker-compose" || true
 }
 
+preflight() {
+  # crun fails on hosts with hybrid cgroups, and the default rlimits can exceed the host's.
+  if ! podman run --rm "$1" python3 -c pass >/dev/null 2>&1; then
+    echo "test-containers: podman cannot run a container here. Try, in /etc/containers/containers.conf:" >&2
+    printf '  [containers]\n  default_ulimits = []\n  [engine]\n  runtime = "runc"\n' >&2
+    echo "(and apt-get install -y runc)" >&2
+    exit 1
+  fi
+}
+
 make --no-print-directory setup
 if [ "$OFFLINE" = 1 ]; then
   build_local_bases
+  preflight "$BASE_PYTHON"
   build_wheelhouse
 fi
 build_images
