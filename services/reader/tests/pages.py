@@ -149,6 +149,25 @@ def endless(
     return handle
 
 
+def cut_short(prefix: bytes, *, stall: bool) -> Handler:
+    """Promise 3x ``prefix`` bytes, send ``prefix``, then stall (or drop the connection)."""
+
+    async def handle(writer: Writer) -> None:
+        head = _head("200 OK", {"Content-Type": "text/html; charset=utf-8"}, 3 * len(prefix))
+        writer.write(head + prefix)
+        await writer.drain()
+        if stall:
+            await asyncio.sleep(60)
+
+    return handle
+
+
+def long_article(paragraphs: int = 150) -> bytes:
+    """An article page of roughly 30 KB that is open-ended (no closing tags)."""
+    body = "".join(f"<p>{PARAGRAPHS[i % len(PARAGRAPHS)]} ({i})</p>" for i in range(paragraphs))
+    return f"<html><head><title>Long</title></head><body><article>{body}".encode()
+
+
 def gzip_bomb(decoded_mb: int = 16) -> bytes:
     """An HTML page that inflates to ``decoded_mb`` MB (about 1000:1)."""
     raw = b"<html><body><p>" + b" " * (decoded_mb * 1024 * 1024) + b"</p></body></html>"

@@ -30,6 +30,9 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1"
 # Only what we can decode with a hard output cap (zlib's max_length); no br, no zstd.
 _ACCEPT_ENCODING = "gzip, deflate"
+# An HTML body cut short (stalled or dropped connection) is still extracted when at least this
+# much arrived: a real page that slowed down, not a slow drip of a few bytes.
+SALVAGE_MIN_BYTES = 16 * 1024
 # Addresses tried per hop when connecting fails (e.g. an AAAA record without IPv6 routing).
 _MAX_ADDRESSES = 3
 
@@ -41,6 +44,8 @@ class Limits:
     max_bytes: int
     max_redirects: int
     user_agent: str
+    # Loop time by which body reading stops (keeping time to extract what arrived).
+    read_until: float | None = None
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,28 @@ class _Decoder:
             raise ReadFailure(Status.NETWORK_ERROR, "corrupt compressed body") from None
         self._started = True
         return out
+
+
+async def _read_body(
+    response: httpcore.Response, decoder: _Decoder, limits: Limits
+) -> tuple[bytes, bool, ReadFailure | None]:
+    """Read up to the byte cap: (body, truncated, why it was cut short or None)."""
+    body, raw = bytearray(), 0
+    try:
+        async with asyncio.timeout_at(limits.read_until):
+            async for chunk in response.aiter_stream():
+                raw += len(chunk)
+                room = limits.max_bytes - len(body)
+                out = decoder.feed(chunk, room + 1)
+                body += out[:room]
+                # Compressed bytes count too: a stream that inflates to nothing is endless too.
+                if len(out) > room or raw > limits.max_bytes:
+                    return bytes(body), True, None
+    except TimeoutError:
+        return bytes(body), True, ReadFailure(Status.TIMEOUT, "timed out")
+    except (httpcore.ReadError, httpcore.RemoteProtocolError):
+        return bytes(body), True, ReadFailure(Status.NETWORK_ERROR, "connection lost mid-body")
+    return bytes(body), False, None
 
 
 def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str:
@@ -214,18 +241,12 @@ class Fetcher:
         if kind is Kind.PDF and length.isdigit() and int(length) > limits.max_bytes:
             raise ReadFailure(Status.TOO_LARGE, "PDF larger than the byte cap")
         decoder = _Decoder(_header(response.headers, b"content-encoding"))
-        body, truncated, raw = bytearray(), False, 0
-        async for chunk in response.aiter_stream():
-            raw += len(chunk)
-            room = limits.max_bytes - len(body)
-            out = decoder.feed(chunk, room + 1)
-            body += out[:room]
-            # Compressed bytes count too: a stream that inflates to nothing is still endless.
-            if len(out) > room or raw > limits.max_bytes:
-                truncated = True
-                break
-        data = bytes(body)
+        data, truncated, cut = await _read_body(response, decoder, limits)
         kind = kind or sniff(data[:1024])
+        if cut is not None and (
+            len(data) < SALVAGE_MIN_BYTES or kind not in (Kind.HTML, Kind.TEXT)
+        ):
+            raise cut
         if kind is None:
             raise ReadFailure(Status.UNSUPPORTED, "unrecognised content")
         if kind is not Kind.PDF and looks_binary(data):

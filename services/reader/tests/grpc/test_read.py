@@ -22,10 +22,12 @@ from services.reader.tests.pages import (
     PDF_LINES,
     HttpServer,
     charset_page,
+    cut_short,
     deflated,
     endless,
     fixed,
     gzip_bomb,
+    long_article,
     make_pdf,
     nested_page,
     status,
@@ -51,6 +53,9 @@ def _routes(web: HttpServer) -> None:
             "/to-file": status(302, "Found", "file:///etc/passwd"),
             "/endless": endless(b"<p>" + PARAGRAPHS[0].encode() + b"</p>\n" * 64),
             "/drip": endless(b"<p>x</p>", delay=0.2),
+            "/stall": cut_short(long_article(), stall=True),
+            "/dropped": cut_short(long_article(), stall=False),
+            "/dropped-early": cut_short(ARTICLE[:2000], stall=False),
             "/bomb": fixed(gzip_bomb(), **{"Content-Encoding": "gzip"}),
             "/deflate": fixed(deflated(ARTICLE), **{"Content-Encoding": "deflate"}),
             "/404": status(404, "Not Found"),
@@ -195,6 +200,25 @@ async def test_slow_drip_hits_the_timeout(
 ) -> None:
     reply = await _read(stub, web.url("/drip"), timeout_ms=800)
     assert reply.status == Status.TIMEOUT
+
+
+@pytest.mark.parametrize(("path", "timeout_ms"), [("/stall", 1500), ("/dropped", 5000)])
+async def test_page_cut_short_is_extracted_as_truncated(
+    stub: reader_pb2_grpc.ReaderAsyncStub, web: HttpServer, path: str, timeout_ms: int
+) -> None:
+    reply = await _read(stub, web.url(path), timeout_ms=timeout_ms)
+    assert reply.status == Status.OK, reply.error
+    assert reply.truncated
+    assert reply.fetched_bytes == len(long_article())
+    assert PARAGRAPHS[1][:40] in reply.markdown
+
+
+async def test_connection_dropped_early_is_a_network_error(
+    stub: reader_pb2_grpc.ReaderAsyncStub, web: HttpServer
+) -> None:
+    reply = await _read(stub, web.url("/dropped-early"))
+    assert reply.status == Status.NETWORK_ERROR
+    assert reply.error == "connection lost mid-body"
 
 
 async def test_grpc_deadline_bounds_the_read(
