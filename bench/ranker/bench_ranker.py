@@ -32,9 +32,9 @@ if str(ROOT) not in sys.path:  # run as a script: make `bench.ranker.corpus` imp
     sys.path.insert(0, str(ROOT))
 
 from ranker.analyzer import Analyzer, AnalyzerConfig  # noqa: E402
-from ranker.chunking import chunk_page_tokens, chunk_pages  # noqa: E402
+from ranker.chunking import chunk_pages  # noqa: E402
 from ranker.chunks import bm25_scores, rank_chunks  # noqa: E402
-from ranker.model import Chunk, Page, SearchResult  # noqa: E402
+from ranker.model import Page, SearchResult  # noqa: E402
 from ranker.results import rank_results  # noqa: E402
 from ranker.rrf import rrf_scores  # noqa: E402
 from ranker.service import (  # noqa: E402
@@ -120,14 +120,9 @@ def baseline_results(query: str, results: list[SearchResult]) -> list[int]:
     return sorted(fused, key=lambda i: -fused[i])
 
 
-def plain_chunks(pages: list[Page]) -> list[Chunk]:
-    """The same chunking, counting whitespace words (the baseline has no analyser)."""
-    return [c for p in pages for c, _ in chunk_page_tokens(p, tokenize=str.split)]
-
-
 def baseline_chunks(query: str, pages: list[Page], top_k: int = 8) -> list[int]:
     """Same chunking, then bm25s end to end, best chunk per URL, top ``top_k``."""
-    chunks = plain_chunks(pages)
+    chunks = chunk_pages(pages)
     scores = bm25s_scores(query, [c.text for c in chunks])
     seen: set[str] = set()
     best = []
@@ -270,7 +265,7 @@ async def bench_chunks(
     requests = [chunks_request(q, pages) for q in queries]
     raws = [r.SerializeToString() for r in requests]
     texts = [c.text for c in chunk_pages(pages)]
-    base_chunks = plain_chunks(pages)
+    base_chunks = chunk_pages(pages)
     fns: dict[str, Callable[[int], object]] = {
         "chunking + bm25s tokenize/index (baseline)": lambda r: baseline_chunks(
             queries[r % 10], pages
@@ -281,15 +276,10 @@ async def bench_chunks(
         "  scoring only: bm25s tokenize+index (baseline)": lambda r: bm25s_scores(
             queries[r % 10], texts
         ),
-        "  scoring only: analyser tokens + bm25s index": lambda r: bm25_scores(
-            analyzer,
-            analyzer.query_terms(queries[r % 10]),
-            [Analyzer.surface_tokens(x) for x in texts],
+        "  scoring only: term counts + bm25s index": lambda r: bm25_scores(
+            analyzer, analyzer.query_terms(queries[r % 10]), texts
         ),
-        "  chunking only, whitespace words (baseline's)": lambda _r: plain_chunks(pages),
-        "  chunking only, analyser tokens (ours)": lambda _r: [
-            chunk_page_tokens(p, tokenize=analyzer.surface_tokens) for p in pages
-        ],
+        "  chunking only (both)": lambda _r: chunk_pages(pages),
     }
     for fn in fns.values():
         await x if inspect.isawaitable(x := fn(0)) else None

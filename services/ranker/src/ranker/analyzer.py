@@ -32,8 +32,6 @@ from dataclasses import dataclass
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
-from ranker.vocabulary import Vocabulary
-
 # Hiragana/katakana, CJK ideographs (+ extension A, compatibility), Hangul syllables.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 # One CJK character, or a run of letters/digits that are not CJK (\w minus "_").
@@ -42,6 +40,13 @@ TOKEN_RE = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 _ASCII_SEPARATORS = bytes(
     c if (0x30 <= c <= 0x39 or 0x61 <= c <= 0x7A) else 0x20 for c in range(256)
 )
+
+
+def ascii_separators() -> bytes:
+    """The ``bytes.translate`` table of the ASCII fast path (non-[0-9a-z] -> space)."""
+    return _ASCII_SEPARATORS
+
+
 # What stays of English contractions once the apostrophe splits them.
 _CONTRACTION_REMNANTS = ("s", "t", "d", "ll", "m", "re", "ve")
 
@@ -70,8 +75,6 @@ class Analyzer:
         self._cache: dict[str, str] = {}
         # PyStemmer objects keep internal state per call, so stemWords is serialised.
         self._lock = threading.Lock()
-        #: surface token -> term id, for ranking many texts without re-analysing them.
-        self.vocabulary = Vocabulary(self.is_stopword, self.stems)
 
     @staticmethod
     def surface_tokens(text: str) -> list[str]:

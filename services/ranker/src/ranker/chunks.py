@@ -1,30 +1,27 @@
 """RankChunks: chunk pages, drop near-duplicates, score chunks with bm25s; pure (no I/O).
 
-bm25s gets a fresh in-memory index per call, built from token ids this module makes with
-the shared :class:`~ranker.analyzer.Analyzer` and its process-wide term dictionary
-(bm25s's own tokenizer re-tokenises and re-stems every call, most of its cost). Chunking
-already tokenised each chunk, so every token costs one dictionary lookup here. Only query
-terms can score, so the vocabulary handed to bm25s is the query's terms plus one id
-standing for every other term: document lengths, ``N`` and every query term's ``df`` are
-exactly those of a full index, and so are the scores.
+bm25s gets a fresh in-memory index per call, built from term counts this module gets from
+:mod:`ranker.termcounts` with the shared analyser (bm25s's own tokenizer re-tokenises and
+re-stems every call, most of its cost). Only query terms can score, so the vocabulary
+handed to bm25s is the query's terms plus one id standing for every other token: document
+lengths, ``N`` and every query term's ``df`` are exactly those of a full index, and so
+are the scores.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 
 import bm25s
 import numpy as np
-import numpy.typing as npt
 
 from ranker.analyzer import Analyzer
-from ranker.chunking import DEFAULT_CHUNK_WORDS, chunk_page_tokens, dedupe_chunks
+from ranker.chunking import DEFAULT_CHUNK_WORDS, chunk_page, dedupe_chunks
 from ranker.errors import BoundExceededError
 from ranker.model import Chunk, Page, ScoredChunk
+from ranker.termcounts import Counts, term_counts
 from ranker.urls import normalize_url
-from ranker.vocabulary import STOP_ID
 
 # bm25s's defaults (Lucene variant: idf = ln(1 + (N - df + .5) / (df + .5)),
 # tf part = tf / (tf + k1 * (1 - b + b * len / avglen))).
@@ -44,58 +41,41 @@ class ChunksParams:
     max_chunks: int = MAX_CHUNKS
 
 
-def _term_counts(
-    analyzer: Analyzer, query_terms: Sequence[str], surface: Sequence[Sequence[str]]
-) -> npt.NDArray[np.intp]:
-    """A documents x (len(q) + 2) matrix: per document, the count of each query term, then
-    of every other term, then of stop-words."""
-    snap, ids = analyzer.vocabulary.lookup(list(chain.from_iterable(surface)))
-    other, stop = len(query_terms), len(query_terms) + 1
-    # Term id -> column; ids beyond this call's snapshot size cannot occur in ``ids``.
-    column = np.full(max(len(snap.term_ids), int(ids.max(initial=0)) + 1), other, np.intp)
-    column[STOP_ID] = stop
-    for position, term in enumerate(query_terms):
-        term_id = snap.term_ids.get(term)
-        if term_id is not None:
-            column[term_id] = position
-    n_docs, width = len(surface), other + 2
-    lengths = np.fromiter(map(len, surface), np.intp, n_docs)
-    doc_of_token = np.repeat(np.arange(n_docs, dtype=np.intp), lengths)
-    counts = np.bincount(doc_of_token * width + column[ids], minlength=n_docs * width)
-    return counts.reshape(n_docs, width)
-
-
-def _bags(counts: npt.NDArray[np.intp]) -> list[list[int]]:
-    """Per document, a bag of ids as long as its non-stop-word terms: query term i -> i,
-    any other term -> one shared "other" id. Order within a bag does not matter to BM25."""
-    other = counts.shape[1] - 2
+def _bags(counts: Counts) -> list[list[int]]:
+    """Per document, a bag of ids as long as the document: query term j -> j, any other
+    token -> one shared "other" id. Order within a bag does not matter to BM25."""
+    n_terms = counts.shape[1] - 1
+    tfs = counts[:, :n_terms]
     bags: list[list[int]] = [[] for _ in range(counts.shape[0])]
-    docs, terms = np.nonzero(counts[:, :other])
-    for doc, term, tf in zip(
-        docs.tolist(), terms.tolist(), counts[docs, terms].tolist(), strict=True
-    ):
+    docs, terms = np.nonzero(tfs)
+    for doc, term, tf in zip(docs.tolist(), terms.tolist(), tfs[docs, terms].tolist(), strict=True):
         bags[doc] += [term] * tf
-    for bag, rest in zip(bags, counts[:, other].tolist(), strict=True):
-        bag += [other] * rest
+    rest = counts[:, n_terms] - tfs.sum(axis=1)
+    for bag, n in zip(bags, rest.tolist(), strict=True):
+        bag += [n_terms] * n
     return bags
 
 
-def bm25_scores(
-    analyzer: Analyzer, query_terms: Sequence[str], surface: Sequence[Sequence[str]]
-) -> list[float]:
-    """BM25 (bm25s, Lucene variant) of each document (its surface tokens) for the query."""
-    if not surface or not query_terms:
+def scores_from_counts(counts: Counts) -> list[float]:
+    """BM25 (bm25s, Lucene variant) per document from :func:`term_counts` rows."""
+    n_terms = counts.shape[1] - 1
+    if counts.shape[0] == 0 or n_terms == 0:
         # bm25s's get_scores([]) raises IndexError: an empty query scores nothing.
-        return [0.0] * len(surface)
-    corpus_ids = _bags(_term_counts(analyzer, query_terms, surface))
-    if not any(corpus_ids):
-        return [0.0] * len(surface)  # no terms at all: avoid bm25s's 0 / 0 average length
-    vocab = {term: i for i, term in enumerate(query_terms)}
-    vocab["\x00other"] = len(query_terms)  # cannot collide: analysed terms have no NUL
+        return [0.0] * counts.shape[0]
+    if not counts[:, n_terms].any():
+        return [0.0] * counts.shape[0]  # no tokens at all: avoid bm25s's 0 / 0 average length
+    vocab = {f"q{j}": j for j in range(n_terms + 1)}
     retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B)
-    retriever.index((corpus_ids, vocab), create_empty_token=False, show_progress=False)
-    scores = retriever.get_scores(list(range(len(query_terms))))
+    retriever.index((_bags(counts), vocab), create_empty_token=False, show_progress=False)
+    scores = retriever.get_scores(list(range(n_terms)))
     return [float(s) for s in np.asarray(scores, dtype=np.float64)]
+
+
+def bm25_scores(
+    analyzer: Analyzer, query_terms: Sequence[str], texts: Sequence[str]
+) -> list[float]:
+    """BM25 of each text for the distinct analysed ``query_terms``."""
+    return scores_from_counts(term_counts(analyzer, query_terms, texts)[0])
 
 
 def _best_per_url(chunks: Sequence[Chunk], order: Sequence[int], top_k: int) -> list[int]:
@@ -127,16 +107,15 @@ def rank_chunks(
     """
     p = params or ChunksParams()
     produced: list[Chunk] = []
-    surface: list[list[str]] = []
     for page in pages:
-        for chunk, tokens in chunk_page_tokens(page, p.chunk_words, analyzer.surface_tokens):
-            produced.append(chunk)
-            surface.append(tokens)
+        produced += chunk_page(page, p.chunk_words)
         if len(produced) > p.max_chunks:
             raise BoundExceededError(f"pages produce more than {p.max_chunks} chunks")
-    kept = dedupe_chunks(produced, surface)
+    terms = analyzer.query_terms(query)
+    counts, keys = term_counts(analyzer, terms, [c.text for c in produced])
+    kept = dedupe_chunks(produced, keys)
     chunks = [produced[i] for i in kept]
-    scores = bm25_scores(analyzer, analyzer.query_terms(query), [surface[i] for i in kept])
+    scores = scores_from_counts(counts[kept])
     order = sorted(range(len(chunks)), key=lambda i: -scores[i])
     if p.one_per_url:
         order = _best_per_url(chunks, order, p.top_k)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ranker.analyzer import Analyzer
-from ranker.chunking import chunk_page, chunk_page_tokens, chunk_pages, dedupe_chunks
+from ranker.chunking import chunk_page, chunk_pages, count_words, dedupe_chunks
 from ranker.model import Page
 
 
@@ -101,24 +100,23 @@ paragraph = st.lists(
 @given(st.lists(paragraph, max_size=8), st.integers(16, 80))
 def test_chunks_respect_the_limit_and_keep_every_word(paras: list[str], limit: int) -> None:
     markdown = "\n\n".join(paras)
-    with_tokens = chunk_page_tokens(_page(markdown), limit)
-    assert all(toks == Analyzer.surface_tokens(c.text) for c, toks in with_tokens)
-    chunks = [c for c, _ in with_tokens]
-    assert [w for c in chunks for w in c.text.split()] == markdown.split()
+    chunks = chunk_page(_page(markdown), limit)
+    # Nothing lost or reordered (a CJK run may be cut between characters).
+    assert "".join("".join(c.text.split()) for c in chunks) == "".join(markdown.split())
     for c in chunks:
         assert c.text.strip()
-        # Words are the analyser's tokens; a heading glued to a long paragraph may tip its
-        # first piece over by its own tokens.
-        heading_words = sum(
-            len(Analyzer.surface_tokens(line)) for line in c.text.splitlines() if line[:1] == "#"
-        )
-        assert len(Analyzer.surface_tokens(c.text)) <= limit + heading_words
+        # A heading glued to a long paragraph may tip its first piece over by its own words.
+        heading_words = sum(count_words(line) for line in c.text.splitlines() if line[:1] == "#")
+        assert len(c.text.split()) <= limit + heading_words
 
 
-def test_whitespace_words_when_asked() -> None:
-    page = _page("one-two three\n\nfour five six")
-    chunks = chunk_page_tokens(page, 3, str.split)
-    assert [(c.text, toks) for c, toks in chunks] == [
-        ("one-two three", ["one-two", "three"]),
-        ("four five six", ["four", "five", "six"]),
-    ]
+def test_count_words() -> None:
+    assert count_words("one two\nthree\tfour") == 4
+    assert count_words("a  b") == 3  # runs of spaces err high, never low
+    assert count_words("搜索引擎很快") == 6  # CJK: one per character
+    assert count_words("naïve café au lait") == 4
+
+
+def test_cjk_without_spaces_is_split() -> None:
+    chunks = chunk_page(_page("数" * 50), 16)
+    assert [len(c.text) for c in chunks] == [16, 16, 16, 2]

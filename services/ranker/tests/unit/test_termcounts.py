@@ -1,0 +1,118 @@
+"""Term counts: the ASCII fast path must agree with tokenising through the analyser."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ranker.analyzer import Analyzer
+from ranker.termcounts import _ascii_path, _token_path, term_counts
+
+ANALYZER = Analyzer()
+
+# Inflections Snowball rewrites at the end (y -> i, -ational -> -ate, e-restoration ...),
+# irregular forms (dying -> die), stop-words, digits and single letters.
+WORDS = [
+    "install",
+    "installs",
+    "installing",
+    "installed",
+    "installer",
+    "relational",
+    "relate",
+    "relation",
+    "happy",
+    "happiness",
+    "happily",
+    "dying",
+    "die",
+    "dies",
+    "lying",
+    "lie",
+    "generalization",
+    "general",
+    "generous",
+    "sensibility",
+    "sensible",
+    "parse",
+    "parsing",
+    "parser",
+    "parsed",
+    "query",
+    "queries",
+    "querying",
+    "the",
+    "a",
+    "of",
+    "it",
+    "is",
+    "be",
+    "being",
+    "python",
+    "python3",
+    "3",
+    "11",
+    "c",
+    "r",
+    "x",
+    "go",
+    "goes",
+    "going",
+    "went",
+    "agree",
+    "agreed",
+    "agreement",
+    "ugly",
+    "early",
+    "only",
+]
+SEPARATORS = [" ", "  ", "\n\n", ", ", "-", ". ", "'", "_", " (", ") ", "/"]
+
+
+@st.composite
+def texts(draw: st.DrawFn) -> str:
+    words = draw(st.lists(st.sampled_from(WORDS), max_size=40))
+    out = []
+    for word in words:
+        cased = word.upper() if draw(st.booleans()) and len(word) < 4 else word
+        out.append(cased + draw(st.sampled_from(SEPARATORS)))
+    return "".join(out)
+
+
+def _slow(terms: list[str], docs: list[str]) -> tuple[np.ndarray, list[bytes]]:
+    rows = [_token_path(ANALYZER, terms, d) for d in docs]
+    counts = np.array([r for r, _ in rows]).reshape(len(docs), len(terms) + 1)
+    return counts, [k for _, k in rows]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(texts(), min_size=1, max_size=5), st.lists(st.sampled_from(WORDS), max_size=6))
+def test_fast_path_agrees_with_the_analyser(docs: list[str], query: list[str]) -> None:
+    terms = ANALYZER.query_terms(" ".join(query))
+    fast_counts, fast_keys = _ascii_path(ANALYZER, terms, docs)
+    slow_counts, slow_keys = _slow(terms, docs)
+    assert fast_counts.tolist() == slow_counts.tolist()
+    assert fast_keys == slow_keys
+
+
+def test_counts_and_lengths() -> None:
+    terms = ANALYZER.query_terms("installing python")  # ["instal", "python"]
+    counts, _ = term_counts(
+        ANALYZER, terms, ["Install the installer; INSTALLED python3!", "", "Über python"]
+    )
+    # "installer" stems to "instal" too; "python3" is its own term; lengths count stop-words.
+    assert counts.tolist() == [[3, 0, 5], [0, 0, 0], [0, 1, 2]]
+
+
+def test_keys_ignore_case_markup_and_curly_quotes() -> None:
+    _, keys = term_counts(
+        ANALYZER, [], ["It\u2019s **the** same!", "it's the same", "its the same"]
+    )
+    assert keys[0] == keys[1] != keys[2]
+
+
+def test_stopword_forms_never_match() -> None:
+    # "being" analyses to "be"; the stop-word "be" itself must not count.
+    terms = ANALYZER.query_terms("being")
+    counts, _ = term_counts(ANALYZER, terms, ["to be or not to be, being"])
+    assert counts.tolist() == [[1, 7]]
