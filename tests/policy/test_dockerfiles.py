@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -53,3 +54,14 @@ def test_installs_only_its_own_member(service: str) -> None:
     for other in others:
         assert f"COPY services/{other}/ " not in text
         assert f"services/{other};" not in text
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_image_health_check_is_the_compose_one(service: str) -> None:
+    from tests.policy.compose_policy import load
+
+    final = _final_stage(_dockerfile(service))
+    cmd = re.search(r"CMD (\[.*\])\n", final)
+    assert cmd is not None
+    compose_test = load()["services"][service]["healthcheck"]["test"]
+    assert json.loads(cmd.group(1)) == compose_test[1:]
