@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.policy.compose_policy import PINNED_IMAGE
+from tests.policy.compose_policy import PINNED_IMAGE, load
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ("reader", "ranker", "orchestrator")
@@ -58,8 +58,6 @@ def test_installs_only_its_own_member(service: str) -> None:
 
 @pytest.mark.parametrize("service", SERVICES)
 def test_image_health_check_is_the_compose_one(service: str) -> None:
-    from tests.policy.compose_policy import load
-
     final = _final_stage(_dockerfile(service))
     cmd = re.search(r"CMD (\[.*\])\n", final)
     assert cmd is not None
