@@ -12,9 +12,9 @@ result as the regex, ~4x faster than it (11 vs 47 ms over 150k words).
 Default (stemming on, stop-words on), chosen by measurement (bench/ranker, 156k words of
 stdlib docstrings, warm caches, CPU per word on the shared 2-core box):
 - surface tokens 0.11 us; + stop-words 0.13-0.15; + stemming through the stem cache 0.19-0.20;
-  bm25s.tokenize with PyStemmer 0.55. RankChunks goes through the term dictionary
-  (:mod:`ranker.vocabulary`), where a token costs one lookup whatever the options, so the
-  options cost it nothing; RankResults analyses ~2,000 words, so they cost ~0.2 ms there.
+  bm25s.tokenize with PyStemmer 0.55. RankChunks only analyses the distinct surface forms
+  that could match a query term (:mod:`ranker.termcounts`), so the options cost it next to
+  nothing; RankResults analyses ~2,000 words, so they cost it ~0.2 ms.
 - what they buy: stemming lets "installing" match "install" in 20-word snippets; stop-words
   matter for correctness more than speed: in BM25F over ~50 results the retrieved set is
   the corpus, so "the" in 3 titles gets a high idf and a result matching only "the" would

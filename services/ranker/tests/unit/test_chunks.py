@@ -26,6 +26,7 @@ CORPUS = [
     "Cooking pasta: boil salted water, add the pasta, stir, and drain after ten minutes.",
     "Python's venv module creates lightweight virtual environments with their own pip.",
     "",
+    "Über Python — installing a venv on Debian, the “lightweight” way.",  # the token path
 ]
 QUERIES = ["install python on debian", "rust lifetimes borrow checker", "virtual environments pip"]
 
@@ -111,7 +112,7 @@ def test_without_one_per_url_and_top_k() -> None:
 def test_empty_query_returns_chunks_in_page_order() -> None:
     params = ChunksParams(chunk_words=16, one_per_url=False, top_k=0)
     chunks, total = rank_chunks(ANALYZER, "", _pages(), params)
-    assert [c.chunk.text for c in chunks] == [t for t in CORPUS if t]
+    assert [c.chunk.text for c in chunks] == [t for t in CORPUS[:7] if t]
     assert all(c.score == 0.0 for c in chunks)
     assert total == 7
 
