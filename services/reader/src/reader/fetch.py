@@ -33,6 +33,9 @@ _ACCEPT_ENCODING = "gzip, deflate"
 # An HTML body cut short (stalled or dropped connection) is still extracted when at least this
 # much arrived: a real page that slowed down, not a slow drip of a few bytes.
 SALVAGE_MIN_BYTES = 16 * 1024
+# TCP + TLS handshake limit per address: a host whose first address is a black hole (e.g. an
+# AAAA record without IPv6 routing) still gets its next address within the 8 s budget.
+CONNECT_TIMEOUT_S = 3.0
 # Addresses tried per hop when connecting fails (e.g. an AAAA record without IPv6 routing).
 _MAX_ADDRESSES = 3
 
@@ -164,9 +167,11 @@ class Fetcher:
         resolver: Resolver = system_resolver,
         *,
         ca_file: str | None = None,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
     ) -> None:
         self._policy = policy
         self._resolver = resolver
+        self._extensions = {"timeout": {"connect": connect_timeout_s}}
         # Certificates are verified against the URL's host name even though the connection
         # goes to a pinned IP (httpcore passes the host as SNI/server_hostname).
         self._ssl = ssl.create_default_context(cafile=ca_file or certifi.where())
@@ -198,7 +203,7 @@ class Fetcher:
         for index, ip in enumerate(addresses):
             try:
                 return await self._request(target, ip, limits)
-            except httpcore.ConnectError:
+            except (httpcore.ConnectError, httpcore.ConnectTimeout):
                 if index == len(addresses) - 1:
                     raise ReadFailure(Status.NETWORK_ERROR, "connection failed") from None
             except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.TimeoutException):
@@ -222,7 +227,7 @@ class Fetcher:
             httpcore.AsyncConnectionPool(
                 ssl_context=self._ssl, network_backend=_PinnedBackend(ip), max_connections=1
             ) as pool,
-            pool.stream(b"GET", url, headers=headers) as response,
+            pool.stream(b"GET", url, headers=headers, extensions=self._extensions) as response,
         ):
             status = response.status
             location = _header(response.headers, b"location")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import ssl
 from collections.abc import AsyncIterator
@@ -130,3 +131,19 @@ async def test_tls_with_an_untrusted_ca_is_refused(tls_web: HttpServer) -> None:
     with pytest.raises(ReadFailure) as err:
         await Fetcher(policy, dns).fetch(tls_web.url("/article", "secure.test"), LIMITS)
     assert err.value.status is Status.NETWORK_ERROR
+
+
+async def test_unresponsive_first_address_falls_through_to_the_next(tls_web: HttpServer) -> None:
+    # 127.0.0.2 accepts TCP on the same port but never answers the TLS handshake.
+    async def hang(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(30)
+
+    black_hole = await asyncio.start_server(hang, "127.0.0.2", tls_web.port)
+    try:
+        dns = Dns({"secure.test": ["127.0.0.2", "127.0.0.1"]})
+        policy = AddressPolicy(allowed=[ipaddress.ip_network("127.0.0.0/8")])
+        fetcher = Fetcher(policy, dns, ca_file=str(FIXTURES / "ca.pem"), connect_timeout_s=0.3)
+        fetched = await fetcher.fetch(tls_web.url("/article", "secure.test"), LIMITS)
+        assert fetched.body == ARTICLE
+    finally:
+        black_hole.close()
