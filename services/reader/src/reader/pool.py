@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 _CTX = multiprocessing.get_context("spawn")
 # A fresh worker imports trafilatura and runs its warm-up job within this many seconds.
 WARM_UP_TIMEOUT_S = 60.0
+# Tries (with 1, 2, 4... s pauses) to start a replacement worker before the pool runs short.
+_REPLACE_ATTEMPTS = 5
 # How long a retiring worker may take to exit before it is killed.
 _EXIT_GRACE_S = 1.0
 
@@ -162,11 +164,16 @@ class ExtractorPool:
 
         async def replace() -> None:
             await asyncio.to_thread(worker.kill if kill else worker.retire)
-            if not self._closed:
+            for attempt in range(_REPLACE_ATTEMPTS):
+                if self._closed:
+                    return
                 try:
                     await self._add_worker()
                 except Exception:
                     logger.exception("could not start a replacement extraction worker")
+                    await asyncio.sleep(2**attempt)
+                else:
+                    return
 
         task = asyncio.get_running_loop().create_task(replace())
         self._background.add(task)
