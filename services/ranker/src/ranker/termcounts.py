@@ -69,7 +69,8 @@ def _ascii_path(
     # One leading space, then each text followed by one: every token is preceded by b" ".
     buf = (" " + " ".join(lowered) + " ").encode().translate(ascii_separators())
     starts = np.cumsum([1] + [len(t) + 1 for t in lowered])  # text i is buf[starts[i]:...]
-    word = np.frombuffer(buf, np.uint8) != _SPACE
+    codes = np.frombuffer(buf, np.uint8)
+    word = codes != _SPACE
     tok_start = np.flatnonzero(word[1:] > word[:-1]) + 1  # space then word byte
     tok_end = np.flatnonzero(word[:-1] > word[1:]) + 1  # word byte then space
     doc = np.searchsorted(starts, tok_start, side="right") - 1
@@ -77,10 +78,11 @@ def _ascii_path(
     counts[:, -1] = np.bincount(doc, minlength=n)
     first = np.searchsorted(doc, np.arange(n + 1))  # tokens of text i: first[i]..first[i+1]
     lengths = (tok_end - tok_start).astype(np.int32)
+    # Keys as in _key: every token's bytes back to back, then the token lengths.
+    chars = codes[word].tobytes()
+    char_end = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))[first]
     keys = [
-        buf[starts[i] : starts[i + 1]].translate(None, b" ")
-        + b"\x00"
-        + lengths[first[i] : first[i + 1]].tobytes()
+        chars[char_end[i] : char_end[i + 1]] + b"\x00" + lengths[first[i] : first[i + 1]].tobytes()
         for i in range(n)
     ]
     for j, term in enumerate(query_terms):
