@@ -301,7 +301,7 @@ async def bench_chunks(
         )
         for q in queries
     ]
-    # Chunk boundaries differ (tokens vs whitespace words), so compare the pages chosen.
+    # One chunk per page in each top 8, so compare the pages chosen.
     print(f"  top-8 pages in common with the baseline, per query: {overlap}")
     return t
 
