@@ -18,6 +18,7 @@ match, but they are text all the same, and counting them needs no per-token work
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -105,11 +106,14 @@ def _prefix(term: str) -> bytes:
 
 
 def _occurrences(analyzer: Analyzer, buf: bytes, term: str) -> list[int]:
-    """Start offsets in ``buf`` of the tokens that analyse to ``term``."""
-    prefix = b" " + _prefix(term)
+    """Start offsets in ``buf`` of the tokens that analyse to ``term`` (in no set order)."""
+    prefix = _prefix(term)
+    if len(prefix) == 1:
+        return _occurrences_of_common_prefix(analyzer, buf, prefix, term)
+    needle = b" " + prefix
     decided: dict[bytes, bool] = {}
     found: list[int] = []
-    pos = buf.find(prefix)
+    pos = buf.find(needle)
     while pos >= 0:
         end = buf.find(b" ", pos + 1)  # every token is followed by a space
         form = buf[pos + 1 : end]
@@ -118,7 +122,26 @@ def _occurrences(analyzer: Analyzer, buf: bytes, term: str) -> list[int]:
             hit = decided[form] = _matches(analyzer, form.decode(), term)
         if hit:
             found.append(pos + 1)
-        pos = buf.find(prefix, end)
+        pos = buf.find(needle, end)
+    return found
+
+
+def _occurrences_of_common_prefix(
+    analyzer: Analyzer, buf: bytes, prefix: bytes, term: str
+) -> list[int]:
+    """:func:`_occurrences` for a one-letter prefix, which ~1 token in 20 has: collect the
+    candidate forms in one regex scan, then find only the forms that match (2x faster)."""
+    # A space, then the prefix and the rest of the token (tokens are [0-9a-z] runs).
+    candidates = set(re.findall(rb" (" + re.escape(prefix) + rb"[0-9a-z]*)", buf))
+    found: list[int] = []
+    for form in candidates:
+        if _matches(analyzer, form.decode(), term):
+            needle = b" " + form + b" "
+            pos = buf.find(needle)
+            while pos >= 0:
+                found.append(pos + 1)
+                # The closing space may open the next token: search on from it.
+                pos = buf.find(needle, pos + len(form) + 1)
     return found
 
 
