@@ -20,12 +20,14 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
+from services.orchestrator.tests.fakes.fake_llm import Say
 from tests.containers.podman import PODMAN, memory_mb, podman
 from tests.containers.standins import PAGES, StandIns
 
@@ -98,15 +100,16 @@ class HealthPump:
 
     def _run(self) -> None:
         label = f"label=com.docker.compose.project={self.project}"
-        while not self._stop.wait(1.0):
-            names = podman("ps", "--filter", label, "--format", "{{.Names}}", check=False).split()
-            for name in names:
-                subprocess.run(
-                    [PODMAN, "healthcheck", "run", name],
-                    capture_output=True,
-                    timeout=30,
-                    check=False,
-                )
+        with ThreadPoolExecutor(8) as pool:  # one slow check must not delay the others
+            while not self._stop.wait(1.0):
+                names = podman("ps", "--filter", label, "--format", "{{.Names}}", check=False)
+                list(pool.map(self._check, names.split()))
+
+    @staticmethod
+    def _check(name: str) -> None:
+        subprocess.run(
+            [PODMAN, "healthcheck", "run", name], capture_output=True, timeout=30, check=False
+        )
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +173,8 @@ def stack(podman_socket: str) -> Iterator[ComposeStack]:
                 time.sleep(0.2)
             standins.start()
             out, _ = up.communicate(timeout=300)
+            if os.environ.get("QUARRY_KEEP_LOGS"):
+                print(out)  # noqa: T201
             assert up.returncode == 0, out + _diagnose(project)
             # `up --wait` (as `make up` runs it) returned: every service is healthy, and the
             # one-shot ollama-pull, adopted through service_completed_successfully, exited 0.
@@ -247,6 +252,8 @@ def test_backend_network_has_no_route_out(stack: ComposeStack) -> None:
 
 
 def test_one_question_through_compose(stack: ComposeStack) -> None:
+    # The judge finds the snippets only partly sufficient, so the run reads the pages.
+    stack.standins.llm.queue("judge", Say.json({"reasoning": "r", "sufficiency": "partial"}))
     reply = httpx.post(
         f"http://127.0.0.1:{stack.port}/v1/search",
         json={"query": "what causes spring tides?"},

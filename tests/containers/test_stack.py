@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 import pytest
 
+from services.orchestrator.tests.fakes.fake_llm import Say
 from tests.containers.podman import (
     environment,
     hardening_flags,
@@ -218,6 +219,8 @@ def test_only_the_orchestrator_is_published_on_loopback(stack: Stack) -> None:
 
 
 def test_one_question_through_the_published_port(stack: Stack) -> None:
+    # The judge finds the snippets only partly sufficient, so the run reads the pages.
+    stack.standins.llm.queue("judge", Say.json({"reasoning": "r", "sufficiency": "partial"}))
     reply = httpx.post(
         f"http://127.0.0.1:{stack.port}/v1/search",
         json={"query": "why are some tides higher than others?"},
@@ -236,6 +239,7 @@ def test_one_question_through_the_published_port(stack: Stack) -> None:
     while not set(stack.standins.page_requests) & set(PAGES) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert set(stack.standins.page_requests) & set(PAGES), text
+    assert body["stats"]["pages_read"] >= 1, text
     assert "[1]" in text or "[2]" in text
     assert any(path in text for path in PAGES)
 
