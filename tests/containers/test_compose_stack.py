@@ -275,7 +275,7 @@ def test_report_compose_numbers(stack: ComposeStack) -> None:
     report_file = ROOT / "build" / "test-containers.json"
     report = json.loads(report_file.read_text()) if report_file.exists() else {}
     report["compose_up_to_healthy_s"] = stack.up_s
-    report["compose_idle_memory_mb"] = {
+    report["compose_memory_after_question_mb"] = {
         service: memory_mb(stack.container(service))
         for service in ("reader", "ranker", "orchestrator")  # searxng/ollama are stand-ins here
     }
