@@ -33,6 +33,8 @@ def test_base_images_are_pinned_by_digest(service: str) -> None:
         assert PINNED_IMAGE.match(image), image
     for line in re.findall(r"^FROM (\S+)", text, flags=re.M):
         assert line.startswith("${"), line
+    # A `# syntax=` line would make BuildKit pull an (unpinned) frontend image.
+    assert not re.search(r"^# *syntax=", text, flags=re.M | re.I)
 
 
 @pytest.mark.parametrize("service", SERVICES)
