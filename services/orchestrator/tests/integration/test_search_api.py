@@ -358,54 +358,6 @@ async def test_disconnect_mid_answer_closes_the_llm_stream(world: World) -> None
             await serving
 
 
-async def test_disconnect_during_reads_cancels_the_readers_fetches(world: World) -> None:
-    gone: list[str] = []
-    fetching: list[str] = []
-
-    async def hang(request: Request) -> Response:
-        fetching.append(request.path)
-        await asyncio.sleep(30)
-        return Response(200, page_html("tides"), "text/html")
-
-    slow = TinyHTTPServer(hang, on_disconnect=lambda r: gone.append(r.path))
-    await slow.start()
-    try:
-        async with stack(world) as s:
-            s.searx.results = [
-                searx_result(f"{slow.url}/slow{i}", "Slow", "slow") for i in range(3)
-            ]
-            s.llm.queue("judge", Hang())  # the prefetched reads stay in flight
-            config = uvicorn.Config(
-                s.app, host="127.0.0.1", port=0, log_config=None, lifespan="off"
-            )
-            server = uvicorn.Server(config)
-            serving = asyncio.create_task(server.serve())
-            try:
-                async with asyncio.timeout(10):
-                    while not (server.started and server.servers):  # noqa: ASYNC110 - no event
-                        await asyncio.sleep(0.01)
-                base = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-                async with (
-                    httpx.AsyncClient(base_url=base, timeout=10) as c,
-                    c.stream("POST", "/v1/search", json={"query": "slow pages"}) as reply,
-                ):
-                    async for line in reply.aiter_lines():
-                        if "read.started" in line:
-                            break
-                    async with asyncio.timeout(5):
-                        while len(fetching) < 3:  # noqa: ASYNC110 - counted by the page server
-                            await asyncio.sleep(0.01)
-                async with asyncio.timeout(1.0):
-                    while len(gone) < 3:  # noqa: ASYNC110 - counted by the page server
-                        await asyncio.sleep(0.01)
-            finally:
-                server.should_exit = True
-                await serving
-    finally:
-        await slow.stop()
-    assert sorted(gone) == ["/slow0", "/slow1", "/slow2"]
-
-
 async def test_hanging_searxng_ends_in_an_error_not_a_hang(world: World) -> None:
     async with stack(world, searxng_timeout_s=0.3, searxng_retry_backoff_s=0.01) as s:
         s.searx.mode = "hang"
