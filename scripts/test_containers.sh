@@ -61,6 +61,10 @@ build_local_bases() {
 build_wheelhouse() {
   # Every third-party wheel the three services lock, plus hatchling to build the workspace
   # members; pip keeps wheels already present, so reruns only fetch what uv.lock changed.
+  if ! python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+    echo "test-containers: the wheelhouse is downloaded by python3 -m pip, which must be 3.11" >&2
+    exit 1
+  fi
   local req
   req="$(mktemp)"
   for s in "${SERVICES[@]}"; do
