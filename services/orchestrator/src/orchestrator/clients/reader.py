@@ -71,12 +71,13 @@ class ReaderClient:
         end = start + timeout
         attempt = 1
         while True:
-            left = end - time.monotonic()
-            if left < _MIN_CALL_S:
-                return PageRead(url, "TIMEOUT", ms=_ms(start), attempts=attempt)
-            request = reader_pb2.ReadRequest(url=url, timeout_ms=max(1, int(left * 1000)))
             try:
                 async with self._limit:
+                    # Measured after the wait for a slot, so the reader gets what is really left.
+                    left = end - time.monotonic()
+                    if left < _MIN_CALL_S:
+                        return PageRead(url, "TIMEOUT", ms=_ms(start), attempts=attempt)
+                    request = reader_pb2.ReadRequest(url=url, timeout_ms=max(1, int(left * 1000)))
                     reply = await self._stub.Read(request, timeout=left)
             except grpc.aio.AioRpcError as err:
                 code = err.code()
