@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ranker.analyzer import Analyzer
-from ranker.termcounts import _ascii_path, _token_path, term_counts
+from ranker.termcounts import _ascii_path, _prefix, _token_path, term_counts
 
 ANALYZER = Analyzer()
 
@@ -116,3 +116,31 @@ def test_stopword_forms_never_match() -> None:
     terms = ANALYZER.query_terms("being")
     counts, _ = term_counts(ANALYZER, terms, ["to be or not to be, being"])
     assert counts.tolist() == [[1, 7]]
+
+
+def test_every_form_starts_with_its_terms_prefix() -> None:
+    # The fast path only visits tokens starting with _prefix(term); check the stemmer keeps
+    # to that over real English: every word of a few stdlib modules' docstrings.
+    import argparse
+    import collections
+    import email.message
+    import inspect
+    import json
+    import logging
+    import os
+    import pathlib
+    import re
+    import subprocess
+
+    words: set[str] = set()
+    modules = (argparse, collections, email.message, inspect, json, os, pathlib, re, subprocess)
+    for module in (*modules, logging):
+        for name in dir(module):
+            doc = getattr(getattr(module, name), "__doc__", None)
+            if isinstance(doc, str):
+                words.update(t for t in ANALYZER.surface_tokens(doc) if t.isascii())
+    words.update(["dying", "lying", "tying", "skies", "happy", "generalization", "sensibility"])
+    assert len(words) > 2000
+    stems = ANALYZER.stems(words)
+    misses = [w for w in words if not w.encode().startswith(_prefix(stems[w]))]
+    assert misses == []
