@@ -9,6 +9,7 @@ on the host. Image sizes, cold start to healthy and idle memory go to build/test
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -96,8 +97,8 @@ def stack() -> Iterator[Stack]:
         "network", "inspect", network, "--format", "{{range .Subnets}}{{.Gateway}}{{end}}"
     ).strip()
     names = {s: f"quarry-ct-{s}-{suffix}" for s in SERVICES}
-    receiver_cm = otlp_receiver()
-    traces = receiver_cm.__enter__()
+    cleanup = contextlib.ExitStack()
+    traces = cleanup.enter_context(otlp_receiver())
     # Relay ports are fixed up front: the services get the OTLP endpoint when they start, before
     # the gateway address exists on the host and the relays can bind.
     relay_ports = {name: _free_port() for name in ("searxng", "llm", "pages", "otlp")}
@@ -143,7 +144,7 @@ def stack() -> Iterator[Stack]:
             podman("rm", "-f", "-t", "5", name, check=False)
         podman("network", "rm", "-f", network, check=False)
         stack.standins.stop()
-        receiver_cm.__exit__(None, None, None)
+        cleanup.close()
 
 
 def test_compose_passes_the_policy() -> None:
