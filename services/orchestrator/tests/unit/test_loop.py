@@ -216,3 +216,26 @@ async def test_unresponsive_engines_become_one_warning() -> None:
     assert warning["code"] == "unresponsive_engines"
     assert "brave" in warning["message"]
     assert "qwant" in warning["message"]
+
+
+async def test_prefetch_ranks_chunks_while_the_snippet_judge_thinks() -> None:
+    brain = ScriptedBrain(judgements=[INSUFFICIENT, SUFFICIENT], judge_delay=0.5)
+    async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
+        events = await h.run()
+    order = types(events)
+    assert order.index("chunks.ranked") < order.index("judge")
+    assert order.count("chunks.ranked") == 1
+    assert brain.judged[1][0].kind == "chunk"
+
+
+async def test_a_follow_up_with_nothing_new_ends_the_search() -> None:
+    gaps = Judgement(sufficiency="insufficient", gap_queries=["again"])
+    brain = ScriptedBrain(judgements=[INSUFFICIENT, gaps])
+    searcher = ScriptedSearcher(script=[hits(*URLS[:2]), hits(*URLS[:2])])
+    async with harness(brain=brain, pages=PAGES, searcher=searcher) as h:
+        events = await h.run()
+    assert searcher.queries == ["what is quarry", "again"]
+    assert "insufficient_evidence" in warnings(events)
+    done = first(events, "run.completed").data
+    assert (done["status"], done["rounds"], done["pages_read"]) == ("answered", 2, 2)
+    assert len(brain.judged) == 2

@@ -33,6 +33,16 @@ class RunOutcome:
     sources: list[dict[str, Any]] = field(default_factory=list)
 
 
+async def _read_and_rank(state: RunState, urls: list[str], *, speculative: bool) -> None:
+    """Read the round's pages, then rank passages over every page read so far.
+
+    Speculatively (while the snippet judge runs) this overlaps the ranker with the LLM too.
+    """
+    await read_pages(state, urls, speculative=speculative)
+    if state.pages:
+        await chunks_step(state)
+
+
 async def _research(state: RunState, query: str) -> list[Evidence]:
     """Steps 2-8: search rounds until the judge is satisfied or the rounds run out."""
     queries = [query]
@@ -48,32 +58,36 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
             return state.best_evidence()
         ranked = await rank_step(state, hits, " ".join(queries))
         state.hits.extend(ranked)
-        if state.rounds == 1 and not ranked:
-            raise RunFailed("no_results", "The search returned no results for this question.")
-        if ranked:
-            snippets = [Evidence(h.url, h.title, h.snippet, "snippet") for h in ranked[:top]]
-            urls = [h.url for h in ranked]
-            prefetch = (
-                asyncio.create_task(read_pages(state, urls, speculative=True))
-                if state.prefetch
-                else None
+        if not ranked:
+            if state.rounds == 1:
+                raise RunFailed("no_results", "The search returned no results for this question.")
+            state.sink.warn(
+                "insufficient_evidence", "Follow-up searches found nothing new; answering."
             )
-            try:
-                verdict = await judge_step(state, "snippets", snippets)
-                if verdict.sufficiency == "sufficient":
-                    return state.chunk_evidence() + snippets
-                if prefetch is not None:
-                    await prefetch
-                else:
-                    await read_pages(state, urls, speculative=False)
-            finally:
-                if prefetch is not None:
-                    await cancel_and_wait(prefetch)
+            return state.best_evidence()
+        prior = state.chunk_evidence()
+        snippets = [Evidence(h.url, h.title, h.snippet, "snippet") for h in ranked[:top]]
+        urls = [h.url for h in ranked]
+        prefetch = (
+            asyncio.create_task(_read_and_rank(state, urls, speculative=True))
+            if state.prefetch
+            else None
+        )
+        try:
+            verdict = await judge_step(state, "snippets", snippets)
+            if verdict.sufficiency == "sufficient":
+                return prior + snippets
+            if prefetch is not None:
+                await prefetch
+            else:
+                await _read_and_rank(state, urls, speculative=False)
+        finally:
+            if prefetch is not None:
+                await cancel_and_wait(prefetch)
         if not state.pages:
             why = "is unavailable" if state.reader_down else "could not read any page"
             state.sink.warn("reader_unavailable", f"The reader {why}; answering from snippets.")
             return state.snippets(top)
-        await chunks_step(state)
         verdict = await judge_step(state, "chunks", state.chunk_evidence())
         if verdict.sufficiency == "sufficient":
             return state.chunk_evidence()
@@ -83,7 +97,7 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
                 f"Stopped after {state.rounds} search rounds; the answer may be incomplete.",
             )
             return state.chunk_evidence()
-        if not verdict.gap_queries or not hits:
+        if not verdict.gap_queries:
             state.sink.warn(
                 "insufficient_evidence",
                 "The evidence looks incomplete and there is nothing new to search for.",
