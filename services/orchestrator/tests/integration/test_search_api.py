@@ -358,6 +358,55 @@ async def test_disconnect_mid_answer_closes_the_llm_stream(world: World) -> None
             await serving
 
 
+async def test_disconnect_during_reads_cancels_the_readers_fetches(world: World) -> None:
+    gone: list[str] = []
+    fetching: list[str] = []
+
+    async def hang(request: Request) -> Response:
+        fetching.append(request.path)
+        await asyncio.sleep(30)
+        return Response(200, page_html("tides"), "text/html")
+
+    async def until(check: Callable[[], bool], within: float) -> None:
+        async with asyncio.timeout(within):
+            while not check():  # noqa: ASYNC110 - counted by the page server, no event to await
+                await asyncio.sleep(0.01)
+
+    slow = TinyHTTPServer(hang, on_disconnect=lambda r: gone.append(r.path))
+    await slow.start()
+    try:
+        async with stack(world) as s:
+            s.searx.results = [
+                searx_result(f"{slow.url}/slow{i}", "Slow", "slow") for i in range(3)
+            ]
+            s.llm.queue("judge", Hang())  # the prefetched reads stay in flight
+            config = uvicorn.Config(
+                s.app, host="127.0.0.1", port=0, log_config=None, lifespan="off"
+            )
+            server = uvicorn.Server(config)
+            serving = asyncio.create_task(server.serve())
+            try:
+                await until(lambda: bool(server.started and server.servers), 10)
+                base = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+                async with (
+                    httpx.AsyncClient(base_url=base, timeout=10) as c,
+                    c.stream("POST", "/v1/search", json={"query": "slow pages"}) as reply,
+                ):
+                    async for line in reply.aiter_lines():
+                        if "read.started" in line:
+                            # wait while still reading: an abandoned line iterator is closed
+                            # when collected, and that alone would drop the connection early
+                            await until(lambda: len(fetching) == 3, 5)
+                            break
+                await until(lambda: len(gone) == 3, 1.0)
+            finally:
+                server.should_exit = True
+                await serving
+    finally:
+        await slow.stop()
+    assert sorted(gone) == ["/slow0", "/slow1", "/slow2"]
+
+
 async def test_hanging_searxng_ends_in_an_error_not_a_hang(world: World) -> None:
     async with stack(world, searxng_timeout_s=0.3, searxng_retry_backoff_s=0.01) as s:
         s.searx.mode = "hang"
