@@ -239,3 +239,19 @@ async def test_a_follow_up_with_nothing_new_ends_the_search() -> None:
     done = first(events, "run.completed").data
     assert (done["status"], done["rounds"], done["pages_read"]) == ("answered", 2, 2)
     assert len(brain.judged) == 2
+
+
+async def test_budget_cuts_a_slow_answer_short_but_still_completes_it() -> None:
+    brain = ScriptedBrain(
+        judgements=[SUFFICIENT], answer_text=" ".join(["word"] * 200), token_delay=0.02
+    )
+    async with harness(
+        brain=brain, searcher=_searcher(), question_budget_s=1.0, synthesis_reserve_s=0.5
+    ) as h:
+        events = await h.run(prefetch=False)
+    assert "budget_exhausted" in warnings(events)
+    deltas = [e for e in events if e.type == "answer.delta"]
+    assert 0 < len(deltas) < 200
+    assert first(events, "answer.completed").data["text"].startswith("word")
+    assert first(events, "run.completed").data["status"] == "answered"
+    assert brain.inflight == 0
