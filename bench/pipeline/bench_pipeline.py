@@ -1,19 +1,15 @@
 """Pipeline benchmark: the real orchestrator process (HTTP API, agent loop, gRPC and HTTP
 clients) over simulated dependencies with fixed latencies, all on 127.0.0.1.
 
-Simulated (in this process): SearXNG answers in 300 ms; each page takes 200-800 ms in the
-reader; a judge call takes 1.5 s, planning no time; the answer streams at 50 tokens/s. The
-orchestrator runs as its own process (``python -m orchestrator``), as deployed. Each number is
-printed beside a baseline measured in the same run:
-
-1. orchestration overhead per question, excluding the simulated waits (target <= 50 ms): the
-   orchestrator's CPU per question and the wall time with every wait at zero; and the wall time
-   with the waits on, minus the same waits slept back to back (noisy on a shared machine);
+Simulated here: SearXNG 300 ms; each page 200-800 ms in the reader; a judge call 1.5 s (the
+planner no time); the answer at 50 tokens/s. The orchestrator runs as its own process, as
+deployed. Each number is printed beside a baseline measured in the same run:
+1. overhead per question excluding the simulated waits (target <= 50 ms): the orchestrator's
+   CPU per question, the wall time with every wait at zero, and the wall time with the waits
+   on minus the same waits slept back to back (noisy on a shared machine);
 2. read-stage wall time vs the ideal ceil(n/5) x page latency (target <= 1.1x);
-3. time to the first answer token with speculative prefetch vs without, when the snippet judge
-   says "insufficient" (target >= 25 % lower);
-4. 32 concurrent questions complete with no errors.
-
+3. first answer token with speculative prefetch vs without, snippet judge "insufficient"
+   (target >= 25 % lower); 4. 32 concurrent questions complete with no errors.
 Run: ``.venv/bin/python bench/pipeline/bench_pipeline.py`` (``make bench``), about 90 s.
 """
 
