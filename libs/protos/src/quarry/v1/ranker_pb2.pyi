@@ -107,3 +107,107 @@ class RankChunksResponse(_message.Message):
     chunks: _containers.RepeatedCompositeFieldContainer[Chunk]
     total_chunks: int
     def __init__(self, chunks: _Optional[_Iterable[_Union[Chunk, _Mapping]]] = ..., total_chunks: _Optional[int] = ...) -> None: ...
+
+class Document(_message.Message):
+    __slots__ = ("id", "title", "markdown", "content_hash", "size", "mtime_ns", "kind")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    MARKDOWN_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    MTIME_NS_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    title: str
+    markdown: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+    kind: str
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., markdown: _Optional[str] = ..., content_hash: _Optional[str] = ..., size: _Optional[int] = ..., mtime_ns: _Optional[int] = ..., kind: _Optional[str] = ...) -> None: ...
+
+class DocumentInfo(_message.Message):
+    __slots__ = ("id", "content_hash", "size", "mtime_ns", "title", "kind", "chunks")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    MTIME_NS_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+    title: str
+    kind: str
+    chunks: int
+    def __init__(self, id: _Optional[str] = ..., content_hash: _Optional[str] = ..., size: _Optional[int] = ..., mtime_ns: _Optional[int] = ..., title: _Optional[str] = ..., kind: _Optional[str] = ..., chunks: _Optional[int] = ...) -> None: ...
+
+class ListDocumentsRequest(_message.Message):
+    __slots__ = ("id_prefix",)
+    ID_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    id_prefix: str
+    def __init__(self, id_prefix: _Optional[str] = ...) -> None: ...
+
+class ListDocumentsResponse(_message.Message):
+    __slots__ = ("documents",)
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    documents: _containers.RepeatedCompositeFieldContainer[DocumentInfo]
+    def __init__(self, documents: _Optional[_Iterable[_Union[DocumentInfo, _Mapping]]] = ...) -> None: ...
+
+class IndexDocumentsRequest(_message.Message):
+    __slots__ = ("upsert", "remove_ids")
+    UPSERT_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_IDS_FIELD_NUMBER: _ClassVar[int]
+    upsert: _containers.RepeatedCompositeFieldContainer[Document]
+    remove_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, upsert: _Optional[_Iterable[_Union[Document, _Mapping]]] = ..., remove_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class IndexDocumentsResponse(_message.Message):
+    __slots__ = ("upserted", "removed", "pending")
+    UPSERTED_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    upserted: int
+    removed: int
+    pending: int
+    def __init__(self, upserted: _Optional[int] = ..., removed: _Optional[int] = ..., pending: _Optional[int] = ...) -> None: ...
+
+class CommitCorpusRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CorpusStats(_message.Message):
+    __slots__ = ("documents", "chunks", "pending", "committed_at")
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    COMMITTED_AT_FIELD_NUMBER: _ClassVar[int]
+    documents: int
+    chunks: int
+    pending: int
+    committed_at: str
+    def __init__(self, documents: _Optional[int] = ..., chunks: _Optional[int] = ..., pending: _Optional[int] = ..., committed_at: _Optional[str] = ...) -> None: ...
+
+class SearchCorpusRequest(_message.Message):
+    __slots__ = ("query", "top_k")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    top_k: int
+    def __init__(self, query: _Optional[str] = ..., top_k: _Optional[int] = ...) -> None: ...
+
+class SearchCorpusResponse(_message.Message):
+    __slots__ = ("results", "documents")
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[SearchResult]
+    documents: int
+    def __init__(self, results: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., documents: _Optional[int] = ...) -> None: ...
+
+class GetDocumentRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
