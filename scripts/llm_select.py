@@ -15,7 +15,9 @@ EMBEDDED_TIMEOUTS = {
     "LLM_TIMEOUT_S": "240",
     "LLM_FIRST_TOKEN_TIMEOUT_S": "240",
     "LLM_IDLE_TIMEOUT_S": "120",
-    "ORCHESTRATOR_BUDGET_S": "600",
+    "ORCHESTRATOR_QUESTION_BUDGET_S": "600",
+    # A 1.5B model writes a cited answer in ~50 s on 2 cores: keep that much back for it.
+    "ORCHESTRATOR_SYNTHESIS_RESERVE_S": "150",
 }
 
 
