@@ -255,3 +255,28 @@ async def test_budget_cuts_a_slow_answer_short_but_still_completes_it() -> None:
     assert first(events, "answer.completed").data["text"].startswith("word")
     assert first(events, "run.completed").data["status"] == "answered"
     assert brain.inflight == 0
+
+
+async def test_a_rewrite_that_finds_nothing_falls_back_to_the_question() -> None:
+    brain = ScriptedBrain(plans=[Plan(optimized_query="not sure")])
+    searcher = ScriptedSearcher(results={"not sure": []}, default=hits(*URLS[:2], words="quarry"))
+    async with harness(brain=brain, pages=PAGES, searcher=searcher) as h:
+        events = await h.run("what is quarry")
+    assert h.searcher.queries == ["not sure", "what is quarry"]
+    searches = [e.data for e in events if e.type == "search.started"]
+    assert searches == [
+        {"round": 1, "query": "not sure"},
+        {"round": 1, "query": "what is quarry"},
+    ]
+    assert first(events, "run.completed").data == first(events, "run.completed").data | {
+        "status": "answered",
+        "rounds": 1,
+    }
+
+
+async def test_no_results_for_the_question_itself_is_still_an_error() -> None:
+    searcher = ScriptedSearcher(default=[])
+    async with harness(searcher=searcher) as h:
+        events = await h.run("what is quarry")
+    assert h.searcher.queries == ["what is quarry"]
+    assert first(events, "error").data["code"] == "no_results"

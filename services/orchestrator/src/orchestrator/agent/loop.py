@@ -57,6 +57,11 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
             state.sink.warn("search_failed", f"A follow-up search failed: {err.message}")
             return state.best_evidence()
         ranked = await rank_step(state, hits, " ".join(queries))
+        if not ranked and state.rounds == 1 and queries != [state.question]:
+            # A small model's rewrite can miss everything ("it", "not sure", measured with
+            # Gemma 3 270M): search the question as the user typed it before giving up.
+            queries = [state.question]
+            ranked = await rank_step(state, await search_step(state, queries), state.question)
         state.hits.extend(ranked)
         if not ranked:
             if state.rounds == 1:
