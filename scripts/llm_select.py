@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from scripts import embedded_llm
+
 OLLAMA_DEFAULT = "http://127.0.0.1:11434"
 EMBEDDED_PORT_DEFAULT = 8091
 # CPU inference: a 1.5B model needs ~40 s to a first token on a 1,500-token prompt with 2 cores
@@ -77,5 +79,9 @@ def choose(environ: dict[str, str] | None = None, ollama: str = OLLAMA_DEFAULT) 
         # llama-cpp-python's server answers the json_schema form with HTTP 500.
         "LLM_SCHEMA_DIALECT": "json_object",
     }
+    spec = embedded_llm.MODELS.get(key)
+    if spec is not None and spec.fold_system and "LLM_FOLD_SYSTEM" not in env:
+        # The Gemma chat format drops system messages: without this the prompts' rules vanish.
+        out["LLM_FOLD_SYSTEM"] = "true"
     out.update({k: v for k, v in EMBEDDED_TIMEOUTS.items() if k not in env})
     return LlmChoice("embedded", env=out, model_key=key)

@@ -74,4 +74,13 @@ def test_embedded_default_is_qwen_with_cpu_timeouts() -> None:
     # A value the user set is never overridden.
     assert "LLM_TIMEOUT_S" not in choice.env
     assert float(choice.env["LLM_FIRST_TOKEN_TIMEOUT_S"]) >= 120
-    assert llm_select.choose({"QUARRY_MODEL": "gemma"}, nobody).model_key == "gemma"
+    assert "LLM_FOLD_SYSTEM" not in choice.env
+
+
+def test_embedded_gemma_folds_the_system_prompt() -> None:
+    nobody = f"http://127.0.0.1:{free_port()}"
+    choice = llm_select.choose({"QUARRY_MODEL": "gemma"}, nobody)
+    assert choice.model_key == "gemma"
+    assert choice.env["LLM_FOLD_SYSTEM"] == "true"
+    kept = llm_select.choose({"QUARRY_MODEL": "gemma", "LLM_FOLD_SYSTEM": "false"}, nobody)
+    assert "LLM_FOLD_SYSTEM" not in kept.env
