@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 
-import grpc
 import httpx
 
 from orchestrator.agent.brain import LLMBrain
 from orchestrator.agent.search import LimitedSearcher
 from orchestrator.agent.state import Deps
+from orchestrator.clients import calls
 from orchestrator.clients.ranker import RankerClient
 from orchestrator.clients.reader import ReaderClient
 from orchestrator.clients.searxng import SearxngClient
@@ -53,8 +53,9 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     # Each call passes its own timeout from the question's budget; this is only the fallback.
     timeout = httpx.Timeout(settings.question_budget_s, connect=5.0)
     async with httpx.AsyncClient(limits=limits, timeout=timeout) as http:
-        reader_ch = grpc.aio.insecure_channel(settings.reader_addr)
-        ranker_ch = grpc.aio.insecure_channel(settings.ranker_addr)
+        # (OpenTelemetry's instrumentor adds its interceptor in front of ours.)
+        reader_ch = calls.channel(settings.reader_addr)
+        ranker_ch = calls.channel(settings.ranker_addr)
         try:
             reader = ReaderClient(
                 reader_ch,
