@@ -152,6 +152,16 @@ async def test_reader_down_answers_from_snippets() -> None:
     assert first(events, "run.completed").data["status"] == "answered"
 
 
+async def test_reader_down_is_reported_when_the_snippets_suffice_too() -> None:
+    brain = ScriptedBrain(judgements=[SUFFICIENT], judge_delay=0.5)
+    async with harness(reader_up=False, brain=brain, searcher=_searcher()) as h:
+        events = await h.run()
+    assert first(events, "judge").data["verdict"] == "sufficient"
+    assert "reader_unavailable" in warnings(events)
+    assert first(events, "sources").data["sources"][0]["excerpt"].startswith("snippet")
+    assert first(events, "run.completed").data["status"] == "answered"
+
+
 async def test_ranker_down_keeps_engine_order() -> None:
     brain = ScriptedBrain(judgements=[INSUFFICIENT, SUFFICIENT])
     async with harness(ranker_up=False, pages=PAGES, brain=brain, searcher=_searcher()) as h:

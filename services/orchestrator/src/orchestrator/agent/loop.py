@@ -23,6 +23,9 @@ from orchestrator.sessions import Turn
 
 logger = logging.getLogger(__name__)
 
+READER_DOWN = "The reader is unavailable; answering from snippets."
+NOTHING_READ = "The reader could not read any page; answering from snippets."
+
 
 @dataclass
 class RunOutcome:
@@ -81,6 +84,8 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
         try:
             verdict = await judge_step(state, "snippets", snippets)
             if verdict.sufficiency == "sufficient":
+                if state.reader_down:  # found by the prefetch: say so, though snippets suffice
+                    state.sink.warn("reader_unavailable", READER_DOWN)
                 return prior + snippets
             if prefetch is not None:
                 await prefetch
@@ -90,8 +95,8 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
             if prefetch is not None:
                 await cancel_and_wait(prefetch)
         if not state.pages:
-            why = "is unavailable" if state.reader_down else "could not read any page"
-            state.sink.warn("reader_unavailable", f"The reader {why}; answering from snippets.")
+            why = READER_DOWN if state.reader_down else NOTHING_READ
+            state.sink.warn("reader_unavailable", why)
             return state.snippets(top)
         verdict = await judge_step(state, "chunks", state.chunk_evidence())
         if verdict.sufficiency == "sufficient":
