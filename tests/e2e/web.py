@@ -9,7 +9,7 @@ import html
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
@@ -106,16 +106,39 @@ def render(page: Page) -> bytes:
     return doc.encode("utf-8")
 
 
+# A slow page drips one byte per tick, so a full page takes minutes: long enough that only a
+# cancelled fetch (the client closing its connection) ends the request within seconds.
+DRIP_TICK_S = 0.1
+
+
+class _WebServer(ThreadingHTTPServer):
+    daemon_threads = True
+    state: FixtureWeb
+
+
 class _Handler(BaseHTTPRequestHandler):
     pages: ClassVar[dict[str, bytes]] = {p.path: render(p) for p in PAGES}
-    hits: ClassVar[dict[str, int]] = {}
+    server: _WebServer
 
     def log_message(self, *_: Any) -> None:
         return
 
     def do_GET(self) -> None:
-        body = self.pages.get(self.path.split("?", 1)[0])
-        type(self).hits[self.path] = type(self).hits.get(self.path, 0) + 1
+        state = self.server.state
+        path = self.path.split("?", 1)[0]
+        with state.lock:
+            state.hits[path] = state.hits.get(path, 0) + 1
+            state.inflight += 1
+        try:
+            self._serve(state, path)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client went away: exactly what the cancellation tests look for
+        finally:
+            with state.lock:
+                state.inflight -= 1
+
+    def _serve(self, state: FixtureWeb, path: str) -> None:
+        body = self.pages.get(path)
         if body is None:
             self.send_error(404)
             return
@@ -123,30 +146,56 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if path not in state.slow:
+            self.wfile.write(body)
+            return
+        for i in range(len(body)):
+            if state.stopping.wait(DRIP_TICK_S):
+                return
+            self.wfile.write(body[i : i + 1])
+            self.wfile.flush()
 
 
 @dataclass
 class FixtureWeb:
-    """The running web: its base URL and how often each path was fetched."""
+    """The running web: its base URL, how often each path was fetched, requests in flight.
+
+    Paths in ``slow`` are served one byte per tick (set and clear it from the test).
+    """
 
     base_url: str
-    hits: dict[str, int]
+    hits: dict[str, int] = field(default_factory=dict)
+    inflight: int = 0
+    slow: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    stopping: threading.Event = field(default_factory=threading.Event)
 
     def url(self, page: Page) -> str:
         """The absolute URL of ``page``."""
         return self.base_url + page.path
 
+    def fetched(self, url: str) -> int:
+        """How many times ``url`` (one of ours) was requested."""
+        with self.lock:
+            return self.hits.get(url.removeprefix(self.base_url), 0)
+
+    def open_requests(self) -> int:
+        """Requests being served right now."""
+        with self.lock:
+            return self.inflight
+
 
 @contextmanager
 def serve_web() -> Iterator[FixtureWeb]:
     """Serve :data:`PAGES` on 127.0.0.1 (a free port) for the duration of the block."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    _Handler.hits = {}
+    server = _WebServer(("127.0.0.1", 0), _Handler)
+    state = FixtureWeb(f"http://127.0.0.1:{server.server_address[1]}")
+    server.state = state
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield FixtureWeb(f"http://127.0.0.1:{server.server_address[1]}", _Handler.hits)
+        yield state
     finally:
+        state.stopping.set()
         server.shutdown()
         server.server_close()
