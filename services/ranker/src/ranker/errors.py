@@ -13,3 +13,11 @@ class InvalidRequestError(RankerError):
 
 class BoundExceededError(InvalidRequestError):
     """An input is beyond one of the documented bounds (INVALID_ARGUMENT naming the bound)."""
+
+
+class NotFoundError(RankerError):
+    """The named thing does not exist (NOT_FOUND)."""
+
+
+class CorpusStorageError(RankerError):
+    """The corpus index could not be written to the data directory (INTERNAL)."""

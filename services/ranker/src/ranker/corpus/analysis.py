@@ -1,0 +1,78 @@
+"""Chunk a document and count its terms per chunk, with the shared analyser; pure.
+
+A document is analysed once, when it is staged: a commit then only maps terms to ids and
+merges postings, so committing a few changed files into a large corpus stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ranker.analyzer import Analyzer
+from ranker.chunking import chunk_page
+from ranker.corpus.types import Document, DocumentInfo
+from ranker.model import Page
+
+Ints = npt.NDArray[np.int32]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Prepared:
+    """A document with its chunks and, per chunk, its distinct terms and their counts.
+
+    ``terms[i]`` occurs ``tfs[i]`` times in chunk ``term_chunk[i]`` (0-based within the
+    document); ``lengths`` count every token of a chunk, stop-words too, as RankChunks does.
+    """
+
+    document: Document
+    chunks: tuple[str, ...]
+    lengths: Ints
+    terms: tuple[str, ...]
+    term_chunk: Ints
+    tfs: Ints
+
+    @property
+    def info(self) -> DocumentInfo:
+        """The document's listing entry."""
+        d = self.document
+        n = len(self.chunks)
+        return DocumentInfo(d.id, d.content_hash, d.size, d.mtime_ns, d.title, d.kind, n)
+
+
+def chunk_terms(analyzer: Analyzer, text: str) -> tuple[dict[str, int], int]:
+    """Term -> count of one text (as ``analyzer.terms`` would count them) and its length
+    in tokens; each distinct surface form is analysed once."""
+    tokens = analyzer.surface_tokens(text)
+    forms = Counter(tokens)
+    stems = analyzer.stems(t for t in forms if not analyzer.is_stopword(t))
+    counts: dict[str, int] = {}
+    for form, stem in stems.items():
+        counts[stem] = counts.get(stem, 0) + forms[form]
+    return counts, len(tokens)
+
+
+def prepare(analyzer: Analyzer, document: Document, chunk_words: int) -> Prepared:
+    """Chunk ``document`` as RankChunks chunks a page and count each chunk's terms."""
+    page = Page(url=document.id, title=document.title, markdown=document.markdown)
+    chunks = tuple(c.text for c in chunk_page(page, chunk_words))
+    lengths = np.zeros(len(chunks), np.int32)
+    terms: list[str] = []
+    term_chunk: list[int] = []
+    tfs: list[int] = []
+    for i, text in enumerate(chunks):
+        counts, lengths[i] = chunk_terms(analyzer, text)
+        terms += counts
+        tfs += counts.values()
+        term_chunk += [i] * len(counts)
+    return Prepared(
+        document=document,
+        chunks=chunks,
+        lengths=lengths,
+        terms=tuple(terms),
+        term_chunk=np.asarray(term_chunk, np.int32),
+        tfs=np.asarray(tfs, np.int32),
+    )

@@ -1,0 +1,223 @@
+"""The corpus: staged changes, an atomic commit, and queries against the last commit.
+
+``stage`` records upserts and removals; ``documents`` shows the staged view (committed plus
+staged) so an indexer can diff against it; ``commit`` merges the staged changes into a new
+snapshot, persists it (when there is a data directory) and only then swaps it in. Queries
+read whichever snapshot is current when they start, without a lock; commits are
+serialised. Thread-safe: the servicer calls these from worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from ranker.analyzer import Analyzer
+from ranker.chunking import DEFAULT_CHUNK_WORDS
+from ranker.corpus import index, storage
+from ranker.corpus.analysis import Prepared, prepare
+from ranker.corpus.index import Snapshot
+from ranker.corpus.snippet import snippet
+from ranker.corpus.types import CorpusStats, Document, DocumentInfo, Hit
+from ranker.errors import CorpusStorageError, NotFoundError
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TOP_K = 10
+
+
+class Corpus:
+    """Local documents and their BM25 index over chunks."""
+
+    def __init__(
+        self,
+        analyzer: Analyzer,
+        data_dir: Path | None = None,
+        chunk_words: int = DEFAULT_CHUNK_WORDS,
+        before_swap: Callable[[], None] | None = None,
+    ) -> None:
+        """``data_dir`` None keeps the corpus in memory only; ``before_swap`` is called by
+        a commit after persisting and before swapping (a seam for tests)."""
+        self._analyzer = analyzer
+        self._root = data_dir / "corpus" if data_dir is not None else None
+        self._chunk_words = chunk_words
+        self._before_swap = before_swap
+        self._snapshot = Snapshot()
+        self._seq = 0
+        # id -> staged upsert, or None for a staged removal of a committed document.
+        self._staged: dict[str, Prepared | None] = {}
+        self._lock = threading.Lock()  # guards _staged and the snapshot swap
+        self._commit_lock = threading.Lock()
+
+    def load(self) -> None:
+        """Load the persisted index, if any; a damaged one is logged and left unused."""
+        if self._root is None:
+            return
+        try:
+            self._root.mkdir(parents=True, exist_ok=True)
+            self._seq = max(storage.generations(self._root), default=0)
+            loaded = storage.load(self._root)
+        # A damaged index must never stop the service: the indexer rebuilds it.
+        except Exception as err:  # noqa: BLE001
+            logger.warning(
+                "corpus index unusable, starting empty",
+                extra={"path": str(self._root), "reason": str(err)[:300]},
+            )
+            return
+        if loaded is None:
+            logger.info("no corpus index yet", extra={"path": str(self._root)})
+            return
+        self._snapshot, _ = loaded
+        logger.info(
+            "corpus index loaded",
+            extra={
+                "path": str(self._root),
+                "documents": len(self._snapshot.infos),
+                "chunks": self._snapshot.n_chunks,
+                "terms": len(self._snapshot.vocab),
+                "committed_at": self._snapshot.committed_at,
+            },
+        )
+
+    def prepare(self, documents: Iterable[Document]) -> list[Prepared]:
+        """Chunk and analyse documents (CPU-heavy; no lock held)."""
+        return [prepare(self._analyzer, d, self._chunk_words) for d in documents]
+
+    def _in_view(self, doc_id: str) -> bool:
+        if doc_id in self._staged:
+            return self._staged[doc_id] is not None
+        return doc_id in self._snapshot.positions
+
+    def stage(self, upserts: Sequence[Prepared], remove_ids: Sequence[str]) -> tuple[int, int, int]:
+        """Stage removals, then upserts; return (upserted, removed, pending). Removing an
+        id the staged view does not have is ignored (not counted)."""
+        removed = 0
+        with self._lock:
+            for doc_id in remove_ids:
+                if not self._in_view(doc_id):
+                    continue
+                removed += 1
+                if doc_id in self._snapshot.positions:
+                    self._staged[doc_id] = None
+                else:
+                    del self._staged[doc_id]  # only ever staged: forget it
+            for p in upserts:
+                self._staged[p.document.id] = p
+            pending = len(self._staged)
+        logger.info(
+            "corpus changes staged",
+            extra={"upserted": len(upserts), "removed": removed, "pending": pending},
+        )
+        return len(upserts), removed, pending
+
+    def documents(self, id_prefix: str = "") -> list[DocumentInfo]:
+        """The staged view (committed documents with staged changes applied), by id."""
+        with self._lock:
+            snap, staged = self._snapshot, dict(self._staged)
+        out = [i for i in snap.infos if i.id.startswith(id_prefix) and i.id not in staged]
+        out += [p.info for k, p in staged.items() if p is not None and k.startswith(id_prefix)]
+        return sorted(out, key=lambda i: i.id)
+
+    def stats(self) -> CorpusStats:
+        """Sizes of the searchable index and the staged change count."""
+        snap = self._snapshot
+        return CorpusStats(len(snap.infos), snap.n_chunks, len(self._staged), snap.committed_at)
+
+    def commit(self) -> CorpusStats:
+        """Make the staged changes searchable (CPU- and I/O-heavy: call from a thread).
+
+        Raises CorpusStorageError when the new index cannot be written; the previous one
+        then stays current and the changes stay staged.
+        """
+        with self._commit_lock:
+            with self._lock:
+                taken = dict(self._staged)
+                old = self._snapshot
+            if not taken:
+                return self.stats()
+            start = time.perf_counter()
+            added = [p for p in taken.values() if p is not None]
+            merged = index.merge(old, set(taken) & old.positions.keys(), added)
+            committed_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+            new = self._persist(merged, committed_at)
+            if self._before_swap is not None:
+                self._before_swap()
+            with self._lock:
+                self._snapshot = new
+                for doc_id, p in taken.items():
+                    # A change staged again during the build stays pending.
+                    if doc_id in self._staged and self._staged[doc_id] is p:
+                        del self._staged[doc_id]
+            stats = self.stats()
+        logger.info(
+            "corpus committed",
+            extra={
+                "documents": stats.documents,
+                "chunks": stats.chunks,
+                "upserted": len(added),
+                "removed": len(taken) - len(added),
+                "pending": stats.pending,
+                "build_ms": round((time.perf_counter() - start) * 1000, 1),
+            },
+        )
+        return stats
+
+    def _persist(self, merged: index.Merged, committed_at: str) -> Snapshot:
+        if self._root is None:
+            return index.in_memory(merged, committed_at)
+        try:
+            snap = storage.write(self._root, self._seq + 1, merged, committed_at)
+        except OSError as err:
+            logger.exception("could not write the corpus index")
+            raise CorpusStorageError("could not write the corpus index") from err
+        self._seq += 1
+        return snap
+
+    def search(self, query: str, top_k: int = DEFAULT_TOP_K) -> tuple[list[Hit], int]:
+        """Documents ranked by their best chunk's BM25 (ties: by id), each with a snippet of
+        that chunk; and how many documents the searchable index holds."""
+        snap = self._snapshot
+        terms = self._analyzer.query_terms(query)
+        ids = [t for t in (snap.term_ids.get(term) for term in terms) if t is not None]
+        if not ids or top_k <= 0:
+            return [], len(snap.infos)
+        scores = snap.scores(ids)
+        matched = np.flatnonzero(scores > 0)
+        order = matched[np.argsort(-scores[matched], kind="stable")]
+        _, first = np.unique(snap.chunk_doc[order], return_index=True)
+        best = order[np.sort(first)]  # each document's best chunk, best first
+        if len(best) > top_k:  # keep documents tied with the last one in: ties go by id
+            cut = -scores[best[top_k - 1]]
+            best = best[: int(np.searchsorted(-scores[best], cut, "right"))]
+        ranked = sorted(
+            best.tolist(), key=lambda c: (-scores[c], snap.infos[snap.chunk_doc[c]].id)
+        )[:top_k]
+        hits = []
+        for rank, c in enumerate(ranked, 1):
+            info = snap.infos[int(snap.chunk_doc[c])]
+            text = snippet(self._analyzer, snap.chunk_text.get(c), terms)
+            hits.append(Hit(info.id, info.title, text, float(scores[c]), rank))
+        return hits, len(snap.infos)
+
+    def get(self, doc_id: str) -> Document:
+        """The committed document ``doc_id``; NotFoundError when it is not searchable."""
+        snap = self._snapshot
+        i = snap.positions.get(doc_id)
+        if i is None:
+            raise NotFoundError(f"no committed document {doc_id[:200]!r}")
+        info = snap.infos[i]
+        return Document(
+            id=info.id,
+            title=info.title,
+            markdown=snap.markdown.get(i),
+            content_hash=info.content_hash,
+            size=info.size,
+            mtime_ns=info.mtime_ns,
+            kind=info.kind,
+        )
