@@ -172,12 +172,12 @@ class Corpus:
         if self._root is None:
             return index.in_memory(merged, committed_at)
         try:
-            snap = storage.write(self._root, self._seq + 1, merged, committed_at)
+            # Past every generation on disk: a failed commit may have left one behind.
+            self._seq = max([self._seq, *storage.generations(self._root)]) + 1
+            return storage.write(self._root, self._seq, merged, committed_at)
         except OSError as err:
             logger.exception("could not write the corpus index")
             raise CorpusStorageError("could not write the corpus index") from err
-        self._seq += 1
-        return snap
 
     def search(self, query: str, top_k: int = DEFAULT_TOP_K) -> tuple[list[Hit], int]:
         """Documents ranked by their best chunk's BM25 (ties: by id), each with a snippet of
