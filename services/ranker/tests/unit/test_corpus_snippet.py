@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
 from ranker.analyzer import Analyzer
-from ranker.corpus.snippet import ELLIPSIS, SNIPPET_CHARS, snippet
+from ranker.corpus.snippet import (
+    ELLIPSIS,
+    SNIPPET_CHARS,
+    _ascii_matches,
+    _matches,
+    _token_matches,
+    snippet,
+)
 
 ANALYZER = Analyzer()
 
@@ -56,3 +64,28 @@ def test_cjk_and_one_enormous_token() -> None:
     huge = "x" * 5000
     out = _snip(f"{huge} needle", "needle")
     assert len(out) <= SNIPPET_CHARS + 2
+
+
+@pytest.mark.parametrize(
+    ("text", "query"),
+    [
+        ("Installing installs; INSTALL reinstall install_x x-install 3install", "install"),
+        ("Dying dies die; happy happiness happier happily", "dying happy"),
+        ("The a an of: stop words only and also some words", "the words"),
+        ("python3 python 3 py python's pythons c c++ r", "python c r"),
+    ],
+)
+def test_the_ascii_path_finds_what_the_token_path_finds(text: str, query: str) -> None:
+    terms = ANALYZER.query_terms(query)
+    expected = _token_matches(ANALYZER, text, terms)
+    assert expected
+    assert _ascii_matches(ANALYZER, text.lower(), terms) == expected
+    assert _matches(ANALYZER, text, terms) == expected
+
+
+def test_the_unicode_path_finds_what_the_token_path_finds() -> None:
+    text = "Über die Straße, über-all ÜBER; 東京の庭園 and 東京 again; naïve naïvely"
+    terms = ANALYZER.query_terms("über 東京 naïve")
+    expected = _token_matches(ANALYZER, text, terms)
+    assert len(expected) >= 5
+    assert _matches(ANALYZER, text, terms) == expected

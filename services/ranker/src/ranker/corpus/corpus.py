@@ -188,21 +188,17 @@ class Corpus:
         if not ids or top_k <= 0:
             return [], len(snap.infos)
         scores = snap.scores(ids)
-        matched = np.flatnonzero(scores > 0)
-        order = matched[np.argsort(-scores[matched], kind="stable")]
-        _, first = np.unique(snap.chunk_doc[order], return_index=True)
-        best = order[np.sort(first)]  # each document's best chunk, best first
-        if len(best) > top_k:  # keep documents tied with the last one in: ties go by id
-            cut = -scores[best[top_k - 1]]
-            best = best[: int(np.searchsorted(-scores[best], cut, "right"))]
-        ranked = sorted(
-            best.tolist(), key=lambda c: (-scores[c], snap.infos[snap.chunk_doc[c]].id)
-        )[:top_k]
+        best = snap.best_per_document(scores)
+        docs = np.flatnonzero(best > 0)
+        if len(docs) > top_k:  # keep documents tied with the k-th in: ties go by id
+            kth = np.partition(best[docs], len(docs) - top_k)[len(docs) - top_k]
+            docs = docs[best[docs] >= kth]
+        ranked = sorted(docs.tolist(), key=lambda d: (-best[d], snap.infos[d].id))[:top_k]
         hits = []
-        for rank, c in enumerate(ranked, 1):
-            info = snap.infos[int(snap.chunk_doc[c])]
-            text = snippet(self._analyzer, snap.chunk_text.get(c), terms)
-            hits.append(Hit(info.id, info.title, text, float(scores[c]), rank))
+        for rank, d in enumerate(ranked, 1):
+            info, chunk = snap.infos[d], snap.best_chunk(d, scores)
+            text = snippet(self._analyzer, snap.chunk_text.get(chunk), terms)
+            hits.append(Hit(info.id, info.title, text, float(best[d]), rank))
         return hits, len(snap.infos)
 
     def get(self, doc_id: str) -> Document:

@@ -13,6 +13,7 @@ operations (bench/corpus measures both).
 
 from __future__ import annotations
 
+import itertools
 import math
 import mmap
 from collections.abc import Iterable, Sequence
@@ -86,6 +87,7 @@ class Snapshot:
     term_ids: dict[str, int] = field(init=False)
     chunk_doc: Ints = field(init=False)
     avg_len: float = field(init=False)
+    nonempty: Offsets = field(init=False)  # documents with at least one chunk
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # derived lookups of a frozen dataclass
@@ -94,6 +96,7 @@ class Snapshot:
         per_doc = np.diff(self.doc_start)
         set_(self, "chunk_doc", np.repeat(np.arange(len(self.infos), dtype=np.int32), per_doc))
         set_(self, "avg_len", float(self.chunk_len.mean()) if len(self.chunk_len) else 0.0)
+        set_(self, "nonempty", np.flatnonzero(per_doc > 0))
 
     def check(self) -> None:
         """Raise ValueError unless the arrays fit together (a loaded index may be damaged)."""
@@ -136,6 +139,19 @@ class Snapshot:
             norm = BM25_K1 * (1 - BM25_B + BM25_B * self.chunk_len[chunks] / self.avg_len)
             out[chunks] += idf * tf / (tf + norm)
         return out
+
+    def best_per_document(self, scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Each document's best chunk score (0 for a document without chunks)."""
+        out = np.zeros(len(self.infos), np.float64)
+        if len(self.nonempty):
+            # Chunks are contiguous per document: one reduceat over the non-empty ones.
+            out[self.nonempty] = np.maximum.reduceat(scores, self.doc_start[self.nonempty])
+        return out
+
+    def best_chunk(self, doc: int, scores: npt.NDArray[np.float64]) -> int:
+        """The document's best chunk (the first of equals)."""
+        start, stop = int(self.doc_start[doc]), int(self.doc_start[doc + 1])
+        return start + int(np.argmax(scores[start:stop]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +213,15 @@ def _compact(vocab: list[str], term_ptr: Offsets) -> tuple[list[str], Offsets]:
     return [vocab[i] for i in kept.tolist()], np.concatenate(([0], term_ptr[kept + 1]))
 
 
+def _term_ids(ids: dict[str, int], added: Sequence[Prepared]) -> Ints:
+    """Ids of the added documents' terms, in order; new terms are appended to ``ids``.
+    (C-level iteration: a Python-level lookup per term was most of a large commit.)"""
+    flat = list(itertools.chain.from_iterable(p.terms for p in added))
+    new = [t for t in dict.fromkeys(flat) if t not in ids]
+    ids.update(zip(new, range(len(ids), len(ids) + len(new)), strict=True))
+    return np.fromiter(map(ids.__getitem__, flat), np.int32, len(flat))
+
+
 def merge(old: Snapshot, drop: set[str], added: Sequence[Prepared]) -> Merged:
     """The next snapshot: ``old`` without the documents in ``drop``, plus ``added`` (ids in
     ``added`` must be in ``drop`` or new). Kept documents keep their order; added ones
@@ -210,14 +235,14 @@ def merge(old: Snapshot, drop: set[str], added: Sequence[Prepared]) -> Merged:
     base = int(keep_chunk.sum())
     per_doc = np.diff(old.doc_start)[keep_doc].tolist()
     lengths = [old.chunk_len[keep_chunk]]
+    new_terms = _term_ids(ids, added)
     for p in added:
-        terms.append(np.fromiter((ids.setdefault(t, len(ids)) for t in p.terms), np.int32))
         chunks.append(p.term_chunk + base)
         tfs.append(p.tfs)
         lengths.append(p.lengths)
         base += len(p.chunks)
         per_doc.append(len(p.chunks))
-    all_terms = np.concatenate(terms)
+    all_terms = np.concatenate([*terms, new_terms])
     order = np.argsort(all_terms, kind="stable")
     vocab = list(ids)
     term_ptr = np.concatenate(([0], np.cumsum(np.bincount(all_terms, minlength=len(vocab)))))

@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from ranker.analyzer import TOKEN_RE, Analyzer
+from ranker.analyzer import CJK_CHARS, TOKEN_RE, Analyzer
+from ranker.termcounts import surface_prefix
 
+# A character of a non-CJK token (a letter or digit): CJK characters are tokens alone.
+_TOKEN_CHAR = re.compile(rf"[^\W_{CJK_CHARS}]")
 SNIPPET_CHARS = 300
 # Context kept before the first matched word of the window.
 LEAD_CHARS = 60
@@ -18,12 +21,62 @@ ELLIPSIS = "…"
 _MARKUP = re.compile(r"(?m)^ {0,3}#{1,6}[ \t]+|\*\*|__|```+")
 
 
-def _matches(analyzer: Analyzer, text: str, terms: Collection[str]) -> list[tuple[int, str]]:
-    """Start offset and term of every token of ``text`` that analyses to one of ``terms``."""
+def _token_matches(analyzer: Analyzer, text: str, terms: Collection[str]) -> list[tuple[int, str]]:
+    """:func:`_matches` token by token (text whose lowercase has another length)."""
     tokens = [(m.start(), m.group().lower()) for m in TOKEN_RE.finditer(text)]
     forms = {form for _, form in tokens if not analyzer.is_stopword(form)}
     stems = analyzer.stems(forms)
     return [(pos, stems[form]) for pos, form in tokens if stems.get(form) in terms]
+
+
+def _ascii_matches(
+    analyzer: Analyzer, lowered: str, terms: Collection[str]
+) -> list[tuple[int, str]]:
+    """:func:`_matches` for ASCII text: only tokens starting with a query term's surface
+    prefix can match (as in :mod:`ranker.termcounts`), so only those are looked at."""
+    prefixes = {surface_prefix(t) for t in terms if t.isascii()}
+    if not prefixes:
+        return []
+    alternation = "|".join(re.escape(p) for p in sorted(prefixes, key=len, reverse=True))
+    found = [
+        (m.start(), m.group())
+        for m in re.finditer(rf"(?<![0-9a-z])(?:{alternation})[0-9a-z]*", lowered)
+    ]
+    forms = {f for _, f in found if not analyzer.is_stopword(f)}
+    stems = analyzer.stems(forms)
+    return [(pos, stems[f]) for pos, f in found if stems.get(f) in terms]
+
+
+def _is_token_char(ch: str) -> bool:
+    return bool(_TOKEN_CHAR.match(ch))
+
+
+def _matches(analyzer: Analyzer, text: str, terms: Collection[str]) -> list[tuple[int, str]]:
+    """Start offset and term of every token of ``text`` that analyses to one of ``terms``.
+
+    Only the distinct forms are analysed; then one regex finds the matching forms' places
+    (a Python object per token was most of a search's time).
+    """
+    lowered = text.lower()
+    if lowered.isascii():
+        return _ascii_matches(analyzer, lowered, terms)
+    if len(lowered) != len(text):  # offsets would shift (e.g. "İ" lowercases to 2 chars)
+        return _token_matches(analyzer, text, terms)
+    forms = {f for f in set(TOKEN_RE.findall(lowered)) if not analyzer.is_stopword(f)}
+    hits = {f: s for f, s in analyzer.stems(forms).items() if s in terms}
+    if not hits:
+        return []
+    alternation = "|".join(re.escape(f) for f in sorted(hits, key=len, reverse=True))
+    out = []
+    for m in re.finditer(alternation, lowered):
+        start, end = m.span()
+        whole = len(m.group()) == 1 and not _is_token_char(m.group())  # one CJK character
+        if whole or (
+            (start == 0 or not _is_token_char(lowered[start - 1]))
+            and (end == len(lowered) or not _is_token_char(lowered[end]))
+        ):
+            out.append((start, hits[m.group()]))
+    return out
 
 
 def _best_anchor(matches: list[tuple[int, str]], width: int) -> int:
