@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import bm25s
@@ -155,6 +156,27 @@ def to_pb(d: Document) -> ranker_pb2.Document:
     )
 
 
+def searches_during_commit(stub: ranker_pb2_grpc.RankerStub, docs: list[Document]) -> None:
+    """SearchCorpus latency while a commit of 10% changed documents runs."""
+    changed = documents(len(docs) // 10, seed=3, version=2)
+    for i in range(0, len(changed), BATCH):
+        batch = [to_pb(d) for d in changed[i : i + BATCH]]
+        stub.IndexDocuments(ranker_pb2.IndexDocumentsRequest(upsert=batch))
+    commit = ThreadPoolExecutor(1).submit(
+        stub.CommitCorpus, ranker_pb2.CommitCorpusRequest(), timeout=600
+    )
+    start = time.perf_counter()
+    ms: list[float] = []
+    while not commit.done():
+        ms += latencies(lambda q: stub.SearchCorpus(ranker_pb2.SearchCorpusRequest(query=q)), 1)
+    took = time.perf_counter() - start
+    commit.result()
+    label = f"CommitCorpus of {len(changed)} changed docs via gRPC"
+    print(f"  {label:<52} {took:8.2f} s")
+    label = f"  SearchCorpus meanwhile ({len(ms)} calls), median / max"
+    print(f"  {label:<52} {statistics.median(ms):8.2f} / {max(ms):8.2f} ms")
+
+
 def grpc_run(docs: list[Document], reps: int) -> None:
     """Index + commit through gRPC, search latency, then a restart's load time."""
     data = Path(tempfile.mkdtemp(prefix="bench-corpus-grpc-"))
@@ -174,6 +196,7 @@ def grpc_run(docs: list[Document], reps: int) -> None:
                     lambda q: stub.SearchCorpus(ranker_pb2.SearchCorpusRequest(query=q)), reps
                 )
                 print(f"  {'SearchCorpus via gRPC, top 10':<52} {quantiles(ms)} ms")
+                searches_during_commit(stub, docs)
         finally:
             proc.terminate()
             proc.wait(30)

@@ -154,7 +154,7 @@ def _open(gen: Path, merged: Merged, committed_at: str) -> Snapshot:
 
 def _read(gen: Path) -> Snapshot:
     """The snapshot stored in ``gen``; raises on any damage."""
-    manifest = json.loads((gen / "manifest.json").read_text())
+    manifest = json.loads((gen / "manifest.json").read_text(encoding="utf-8"))
     if manifest.get("format") != FORMAT:
         raise CorruptIndexError(f"unknown format {manifest.get('format')!r}")
     for file, crc in manifest["crc32"].items():
@@ -162,7 +162,7 @@ def _read(gen: Path) -> Snapshot:
             raise CorruptIndexError(f"{gen.name}/{file} does not match its checksum")
     with np.load(gen / "arrays.npz", allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
-    vocab_text = (gen / "vocab.txt").read_text()
+    vocab_text = (gen / "vocab.txt").read_text(encoding="utf-8")
     snapshot = Snapshot(
         infos=tuple(DocumentInfo(*row) for row in manifest["documents"]),
         doc_start=arrays["doc_start"],
@@ -185,7 +185,7 @@ def load(root: Path) -> tuple[Snapshot, int] | None:
     current = root / CURRENT
     if not current.exists():
         return None
-    name = current.read_text().strip()
+    name = current.read_text(encoding="utf-8").strip()
     m = _GENERATION.fullmatch(name)
     if not m or not (root / name).is_dir():
         raise CorruptIndexError(f"{CURRENT} names no generation: {name[:40]!r}")
