@@ -21,6 +21,7 @@ from ranker.errors import (
     CorpusStorageError,
     InvalidRequestError,
     NotFoundError,
+    StagingFullError,
 )
 
 logger = logging.getLogger(__name__)
@@ -162,6 +163,9 @@ class CorpusRpcs:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
         except NotFoundError as err:
             await context.abort(grpc.StatusCode.NOT_FOUND, str(err))
+        except StagingFullError as err:
+            logger.info(f"rejected {rpc}", extra={"reason": str(err)})
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(err))
         except CorpusStorageError as err:
             await context.abort(grpc.StatusCode.INTERNAL, str(err))
         except Exception:  # anything else is our bug: log it, answer generically

@@ -21,3 +21,7 @@ class NotFoundError(RankerError):
 
 class CorpusStorageError(RankerError):
     """The corpus index could not be written to the data directory (INTERNAL)."""
+
+
+class StagingFullError(RankerError):
+    """Too much staged text waits for a commit (RESOURCE_EXHAUSTED)."""

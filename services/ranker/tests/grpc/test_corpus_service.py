@@ -248,3 +248,18 @@ async def test_a_large_batch_fits_the_message_limit(stub: Stub) -> None:
     assert await _search(stub, marker(5)) == ["local:/big/5.txt"]
     got = await stub.GetDocument(pb.GetDocumentRequest(id="local:/big/5.txt"))
     assert len(got.markdown) == len(docs[5].markdown)
+
+
+async def test_too_much_staged_text_asks_for_a_commit(tmp_path: Path) -> None:
+    small = Corpus(Analyzer(), tmp_path, max_staged_bytes=50_000)
+    async with _server(tmp_path, small) as stub:
+        docs = [Document(f"local:/s/{i}", "", "text " * 4000, "ab") for i in range(4)]
+        await _index(stub, docs[:2])
+        code, details = await _code(
+            stub.IndexDocuments(pb.IndexDocumentsRequest(upsert=[_pb(d) for d in docs[2:]]))
+        )
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "call CommitCorpus" in details
+        await stub.CommitCorpus(pb.CommitCorpusRequest())
+        await _index(stub, docs[2:])
+        assert (await stub.CommitCorpus(pb.CommitCorpusRequest())).documents == 4

@@ -14,7 +14,7 @@ from ranker.analyzer import Analyzer
 from ranker.chunks import BM25_B, BM25_K1, bm25_scores
 from ranker.corpus.corpus import Corpus
 from ranker.corpus.types import Document
-from ranker.errors import NotFoundError
+from ranker.errors import NotFoundError, StagingFullError
 
 from services.ranker.tests.generated import corpus, document, marker
 
@@ -244,3 +244,15 @@ def test_document_metadata_round_trips() -> None:
     assert c.get(d.id) == d
     info = c.documents()[0]
     assert (info.size, info.mtime_ns, info.kind, info.title) == (123, -5, "pdf", "T")
+
+
+def test_staged_text_is_bounded_until_a_commit() -> None:
+    docs = [Document(f"local:/b/{i}", "", "word " * 200, "ab") for i in range(6)]  # 1000 B
+    c = Corpus(ANALYZER, max_staged_bytes=2500)
+    c.stage(c.prepare(docs[:2]), [])
+    with pytest.raises(StagingFullError, match="CommitCorpus"):
+        c.stage(c.prepare(docs[2:4]), [docs[0].id])
+    assert [i.id for i in c.documents()] == [docs[0].id, docs[1].id]  # nothing staged
+    c.commit()
+    c.stage(c.prepare(docs[2:4]), [docs[0].id])  # a commit makes room
+    assert c.stage([], [docs[1].id]) == (0, 1, 4)  # removals need no room

@@ -22,25 +22,28 @@ Ints = npt.NDArray[np.int32]
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Prepared:
-    """A document with its chunks and, per chunk, its distinct terms and their counts.
+    """A document's listing entry, its texts as UTF-8 (what the index stores: the ``str``
+    forms are dropped after analysis, which halves a large staging's memory) and, per
+    chunk, its distinct terms and their counts.
 
+    ``chunk_text`` is every chunk back to back, ``chunk_sizes`` their byte lengths;
     ``terms[i]`` occurs ``tfs[i]`` times in chunk ``term_chunk[i]`` (0-based within the
     document); ``lengths`` count every token of a chunk, stop-words too, as RankChunks does.
     """
 
-    document: Document
-    chunks: tuple[str, ...]
+    info: DocumentInfo
+    markdown: bytes
+    chunk_text: bytes
+    chunk_sizes: Ints
     lengths: Ints
     terms: tuple[str, ...]
     term_chunk: Ints
     tfs: Ints
 
     @property
-    def info(self) -> DocumentInfo:
-        """The document's listing entry."""
-        d = self.document
-        n = len(self.chunks)
-        return DocumentInfo(d.id, d.content_hash, d.size, d.mtime_ns, d.title, d.kind, n)
+    def n_chunks(self) -> int:
+        """Chunks of the document."""
+        return len(self.lengths)
 
 
 def chunk_terms(analyzer: Analyzer, text: str) -> tuple[dict[str, int], int]:
@@ -58,7 +61,7 @@ def chunk_terms(analyzer: Analyzer, text: str) -> tuple[dict[str, int], int]:
 def prepare(analyzer: Analyzer, document: Document, chunk_words: int) -> Prepared:
     """Chunk ``document`` as RankChunks chunks a page and count each chunk's terms."""
     page = Page(url=document.id, title=document.title, markdown=document.markdown)
-    chunks = tuple(c.text for c in chunk_page(page, chunk_words))
+    chunks = [c.text for c in chunk_page(page, chunk_words)]
     lengths = np.zeros(len(chunks), np.int32)
     terms: list[str] = []
     term_chunk: list[int] = []
@@ -68,9 +71,13 @@ def prepare(analyzer: Analyzer, document: Document, chunk_words: int) -> Prepare
         terms += counts
         tfs += counts.values()
         term_chunk += [i] * len(counts)
+    encoded = [c.encode() for c in chunks]
+    d = document
     return Prepared(
-        document=document,
-        chunks=chunks,
+        info=DocumentInfo(d.id, d.content_hash, d.size, d.mtime_ns, d.title, d.kind, len(chunks)),
+        markdown=d.markdown.encode(),
+        chunk_text=b"".join(encoded),
+        chunk_sizes=np.fromiter(map(len, encoded), np.int32, len(encoded)),
         lengths=lengths,
         terms=tuple(terms),
         term_chunk=np.asarray(term_chunk, np.int32),

@@ -25,11 +25,15 @@ from ranker.corpus.analysis import Prepared, prepare
 from ranker.corpus.index import Snapshot
 from ranker.corpus.snippet import snippet
 from ranker.corpus.types import CorpusStats, Document, DocumentInfo, Hit
-from ranker.errors import CorpusStorageError, NotFoundError
+from ranker.errors import CorpusStorageError, NotFoundError, StagingFullError
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_TOP_K = 10
+# Staged text waiting for a commit, in markdown bytes. A commit's peak memory is about 8x
+# what it merges in (54 MB of markdown: ~410 MB RSS, bench/corpus); 64 MiB keeps a
+# first-time indexing run inside the container's 768 MiB. The indexer commits and goes on.
+MAX_STAGED_BYTES = 64 * 1024 * 1024
 
 
 class Corpus:
@@ -41,6 +45,7 @@ class Corpus:
         data_dir: Path | None = None,
         chunk_words: int = DEFAULT_CHUNK_WORDS,
         before_swap: Callable[[], None] | None = None,
+        max_staged_bytes: int = MAX_STAGED_BYTES,
     ) -> None:
         """``data_dir`` None keeps the corpus in memory only; ``before_swap`` is called by
         a commit after persisting and before swapping (a seam for tests)."""
@@ -48,6 +53,7 @@ class Corpus:
         self._root = data_dir / "corpus" if data_dir is not None else None
         self._chunk_words = chunk_words
         self._before_swap = before_swap
+        self._max_staged_bytes = max_staged_bytes
         self._snapshot = Snapshot()
         self._seq = 0
         # id -> staged upsert, or None for a staged removal of a committed document.
@@ -96,9 +102,16 @@ class Corpus:
 
     def stage(self, upserts: Sequence[Prepared], remove_ids: Sequence[str]) -> tuple[int, int, int]:
         """Stage removals, then upserts; return (upserted, removed, pending). Removing an
-        id the staged view does not have is ignored (not counted)."""
+        id the staged view does not have is ignored (not counted). StagingFullError (and
+        nothing staged) when the upserts would take staged text past the bound."""
         removed = 0
         with self._lock:
+            staged = sum(len(p.markdown) for p in self._staged.values() if p is not None)
+            if upserts and staged + sum(len(p.markdown) for p in upserts) > self._max_staged_bytes:
+                raise StagingFullError(
+                    f"more than {self._max_staged_bytes >> 20} MiB of staged text: call "
+                    "CommitCorpus, then send the rest"
+                )
             for doc_id in remove_ids:
                 if not self._in_view(doc_id):
                     continue
@@ -108,7 +121,7 @@ class Corpus:
                 else:
                     del self._staged[doc_id]  # only ever staged: forget it
             for p in upserts:
-                self._staged[p.document.id] = p
+                self._staged[p.info.id] = p
             pending = len(self._staged)
         logger.info(
             "corpus changes staged",

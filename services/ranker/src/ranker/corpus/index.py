@@ -181,7 +181,7 @@ def _texts(
     old: Snapshot, keep_doc: npt.NDArray[np.bool_], added: Sequence[Prepared]
 ) -> tuple[list[bytes | memoryview], Offsets, list[bytes | memoryview], Offsets]:
     """Markdown and chunk-text parts of the new snapshot: kept documents' bytes are views
-    of the old snapshot's (no copy), added documents' are encoded."""
+    of the old snapshot's, added documents' their prepared bytes (no copies)."""
     md_parts: list[bytes | memoryview] = []
     md_lens: list[int] = []
     ch_parts: list[bytes | memoryview] = []
@@ -195,12 +195,10 @@ def _texts(
         ch_parts.append(old.chunk_text.span(first, last))
         ch_lens += old_ch[first:last].tolist()
     for p in added:
-        md = p.document.markdown.encode()
-        md_parts.append(md)
-        md_lens.append(len(md))
-        encoded = [c.encode() for c in p.chunks]
-        ch_parts += encoded
-        ch_lens += map(len, encoded)
+        md_parts.append(p.markdown)
+        md_lens.append(len(p.markdown))
+        ch_parts.append(p.chunk_text)
+        ch_lens += p.chunk_sizes.tolist()
     return md_parts, offsets(md_lens), ch_parts, offsets(ch_lens)
 
 
@@ -240,8 +238,8 @@ def merge(old: Snapshot, drop: set[str], added: Sequence[Prepared]) -> Merged:
         chunks.append(p.term_chunk + base)
         tfs.append(p.tfs)
         lengths.append(p.lengths)
-        base += len(p.chunks)
-        per_doc.append(len(p.chunks))
+        base += p.n_chunks
+        per_doc.append(p.n_chunks)
     all_terms = np.concatenate([*terms, new_terms])
     order = np.argsort(all_terms, kind="stable")
     vocab = list(ids)
