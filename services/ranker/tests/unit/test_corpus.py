@@ -256,3 +256,26 @@ def test_staged_text_is_bounded_until_a_commit() -> None:
     c.commit()
     c.stage(c.prepare(docs[2:4]), [docs[0].id])  # a commit makes room
     assert c.stage([], [docs[1].id]) == (0, 1, 4)  # removals need no room
+
+
+def test_removing_a_document_that_the_running_commit_adds_removes_it_next() -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def pause() -> None:
+        entered.set()
+        assert release.wait(10)
+
+    c = Corpus(ANALYZER, before_swap=pause)
+    new = document(30)
+    c.stage(c.prepare([new, document(31)]), [])
+    worker = threading.Thread(target=c.commit)
+    worker.start()
+    assert entered.wait(10)
+    assert c.stage([], [new.id]) == (0, 1, 2)
+    assert new.id not in {i.id for i in c.documents()}
+    release.set()
+    worker.join(10)
+    assert c.stats().pending == 1  # the removal waits for the next commit
+    assert new.id not in {i.id for i in c.documents()}
+    assert c.commit().documents == 1
+    assert _ids(c, marker(30)) == []

@@ -58,6 +58,8 @@ class Corpus:
         self._seq = 0
         # id -> staged upsert, or None for a staged removal of a committed document.
         self._staged: dict[str, Prepared | None] = {}
+        # What the running commit took from _staged (empty when none runs).
+        self._in_flight: dict[str, Prepared | None] = {}
         self._lock = threading.Lock()  # guards _staged and the snapshot swap
         self._commit_lock = threading.Lock()
 
@@ -116,8 +118,8 @@ class Corpus:
                 if not self._in_view(doc_id):
                     continue
                 removed += 1
-                if doc_id in self._snapshot.positions:
-                    self._staged[doc_id] = None
+                if doc_id in self._snapshot.positions or self._in_flight.get(doc_id):
+                    self._staged[doc_id] = None  # committed, or about to be
                 else:
                     del self._staged[doc_id]  # only ever staged: forget it
             for p in upserts:
@@ -150,23 +152,23 @@ class Corpus:
         """
         with self._commit_lock:
             with self._lock:
-                taken = dict(self._staged)
+                taken = self._in_flight = dict(self._staged)
                 old = self._snapshot
             if not taken:
                 return self.stats()
             start = time.perf_counter()
             added = [p for p in taken.values() if p is not None]
-            merged = index.merge(old, set(taken) & old.positions.keys(), added)
-            committed_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-            new = self._persist(merged, committed_at)
-            if self._before_swap is not None:
-                self._before_swap()
-            with self._lock:
-                self._snapshot = new
-                for doc_id, p in taken.items():
-                    # A change staged again during the build stays pending.
-                    if doc_id in self._staged and self._staged[doc_id] is p:
-                        del self._staged[doc_id]
+            try:
+                new = self._build(old, taken, added)
+                with self._lock:
+                    self._snapshot = new
+                    for doc_id, p in taken.items():
+                        # A change staged again during the build stays pending.
+                        if doc_id in self._staged and self._staged[doc_id] is p:
+                            del self._staged[doc_id]
+            finally:
+                with self._lock:
+                    self._in_flight = {}
             stats = self.stats()
         logger.info(
             "corpus committed",
@@ -180,6 +182,17 @@ class Corpus:
             },
         )
         return stats
+
+    def _build(
+        self, old: Snapshot, taken: dict[str, Prepared | None], added: list[Prepared]
+    ) -> Snapshot:
+        """The next snapshot, persisted (when there is a data directory), not yet current."""
+        merged = index.merge(old, set(taken) & old.positions.keys(), added)
+        committed_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        new = self._persist(merged, committed_at)
+        if self._before_swap is not None:
+            self._before_swap()
+        return new
 
     def _persist(self, merged: index.Merged, committed_at: str) -> Snapshot:
         if self._root is None:
