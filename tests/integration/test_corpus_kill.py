@@ -38,7 +38,9 @@ def _pb(i: int, version: int) -> pb.Document:
     )
 
 
-def _kill_while_writing(proc: subprocess.Popen[bytes], data: Path, commit: grpc.Future) -> None:
+def _kill_while_writing(
+    proc: subprocess.Popen[bytes], data: Path, commit: grpc.Future[pb.CorpusStats]
+) -> None:
     """SIGKILL as soon as the new generation appears on disk (or the commit is done)."""
     deadline = time.monotonic() + 60
     while not commit.done() and time.monotonic() < deadline:
