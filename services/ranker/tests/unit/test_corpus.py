@@ -168,8 +168,9 @@ def test_odd_documents_are_indexed_without_harm() -> None:
     docs = corpus(100)
     c = _corpus(docs)
     listed = {i.id: i for i in c.documents()}
-    assert listed[docs[5].id].chunks == 0  # empty text
+    assert listed[docs[5].id].chunks == 1  # no text: its title only
     assert c.get(docs[5].id).markdown == ""
+    assert docs[5].id in _ids(c, docs[5].title)
     assert _ids(c, marker(7)) == [docs[7].id]  # next to a 20,000-character token
     assert _ids(c, "東京") == [docs[8].id]
     assert _ids(c, "straße") == [docs[8].id]
@@ -279,3 +280,27 @@ def test_removing_a_document_that_the_running_commit_adds_removes_it_next() -> N
     assert new.id not in {i.id for i in c.documents()}
     assert c.commit().documents == 1
     assert _ids(c, marker(30)) == []
+
+
+def test_titles_are_searchable_once() -> None:
+    docs = [
+        Document("local:/t/q3-budget.pdf", "Q3 budget plan", "Numbers for the quarter.", "aa"),
+        Document("local:/t/notes.md", "Garden notes", "# Garden notes\n\nTomatoes.", "bb"),
+    ]
+    c = _corpus(docs)
+    hits = c.search("budget plan")[0]
+    assert [h.id for h in hits] == ["local:/t/q3-budget.pdf"]
+    assert hits[0].snippet == "Q3 budget plan Numbers for the quarter."
+    assert c.get("local:/t/q3-budget.pdf").markdown == "Numbers for the quarter."  # as sent
+    assert c.search("garden")[0][0].snippet == "Garden notes Tomatoes."  # not doubled
+
+
+def test_documents_without_any_text_sit_between_others_harmlessly() -> None:
+    docs = [
+        Document(f"local:/e/{i}", "", "" if i % 2 else f"text {marker(i)}", "ab") for i in range(6)
+    ]
+    c = _corpus(docs)
+    assert [i.chunks for i in c.documents()] == [1, 0, 1, 0, 1, 0]
+    for i in (0, 2, 4):
+        assert _ids(c, marker(i)) == [f"local:/e/{i}"]
+    assert len(_ids(c, "text")) == 3

@@ -58,9 +58,22 @@ def chunk_terms(analyzer: Analyzer, text: str) -> tuple[dict[str, int], int]:
     return counts, len(tokens)
 
 
+def titled(document: Document) -> str:
+    """The text to index: the markdown, led by the title as a heading unless the markdown
+    already opens with it, so a search for words of a title (often the file name) finds
+    the document even when its text never repeats them."""
+    title = " ".join(document.title.split())
+    words = " ".join(Analyzer.surface_tokens(title))
+    head = " ".join(Analyzer.surface_tokens(document.markdown[: 2 * len(title) + 200]))
+    if not words or f" {words} " in f" {head} ":
+        return document.markdown
+    return f"# {title}\n\n{document.markdown}"
+
+
 def prepare(analyzer: Analyzer, document: Document, chunk_words: int) -> Prepared:
-    """Chunk ``document`` as RankChunks chunks a page and count each chunk's terms."""
-    page = Page(url=document.id, title=document.title, markdown=document.markdown)
+    """Chunk ``document`` (with its title, see :func:`titled`) as RankChunks chunks a page
+    and count each chunk's terms."""
+    page = Page(url=document.id, title=document.title, markdown=titled(document))
     chunks = [c.text for c in chunk_page(page, chunk_words)]
     lengths = np.zeros(len(chunks), np.int32)
     terms: list[str] = []
