@@ -8,7 +8,12 @@ holds both to the same numbers and to rank_bm25.
 
 bm25s itself is not used for the corpus: it rebuilds its score matrix from scratch on
 every index() and has no incremental update, while merging postings is a few numpy
-operations (bench/corpus measures both).
+operations. bench/corpus, 10k documents (54 MB of markdown) on the shared 2-core box:
+bm25s tokenize + index 6.4 s against analysis + merge + persist 6.6 s for a first build,
+but a commit of 1% changed documents takes 1.1 s here against a full 6.4 s rebuild;
+scoring + best chunk per document 0.8 ms against 2.5 ms. Persistence is our own format
+(:mod:`.storage`) for the same reason, and because the texts, vocabulary and document
+list must be saved with the matrix anyway.
 """
 
 from __future__ import annotations
