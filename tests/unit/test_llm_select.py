@@ -84,3 +84,16 @@ def test_embedded_gemma_folds_the_system_prompt() -> None:
     assert choice.env["LLM_FOLD_SYSTEM"] == "true"
     kept = llm_select.choose({"QUARRY_MODEL": "gemma", "LLM_FOLD_SYSTEM": "false"}, nobody)
     assert "LLM_FOLD_SYSTEM" not in kept.env
+
+
+def test_embedded_choice_env_names_are_orchestrator_settings() -> None:
+    """Every variable the embedded choice sets is one the orchestrator reads (no typos)."""
+    from orchestrator.config import Settings
+    from quarry_common.settings import env_name
+
+    known = {env_name(Settings, (field,)) for field in Settings.model_fields}
+    for model in ("qwen", "gemma"):
+        env = {"QUARRY_LLM_PORT": "1", "QUARRY_MODEL": model}
+        choice = llm_select.choose(env, ollama="http://127.0.0.1:1")
+        assert choice.kind == "embedded"
+        assert set(choice.env) <= known, sorted(set(choice.env) - known)
