@@ -75,3 +75,14 @@ def test_embedded_default_is_qwen_with_cpu_timeouts() -> None:
     assert "LLM_TIMEOUT_S" not in choice.env
     assert float(choice.env["LLM_FIRST_TOKEN_TIMEOUT_S"]) >= 120
     assert llm_select.choose({"QUARRY_MODEL": "gemma"}, nobody).model_key == "gemma"
+
+
+def test_embedded_choice_env_names_are_orchestrator_settings() -> None:
+    """Every variable the embedded choice sets is one the orchestrator reads (no typos)."""
+    from orchestrator.config import Settings
+    from quarry_common.settings import env_name
+
+    choice = llm_select.choose({"QUARRY_LLM_PORT": "1"}, ollama="http://127.0.0.1:1")
+    assert choice.kind == "embedded"
+    known = {env_name(Settings, (field,)) for field in Settings.model_fields}
+    assert set(choice.env) <= known, sorted(set(choice.env) - known)
