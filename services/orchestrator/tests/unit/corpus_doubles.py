@@ -76,8 +76,12 @@ class CorpusMixin:
         for doc_id in request.remove_ids:
             self.corpus.staged.pop(doc_id, None)
             self.corpus.removed.append(doc_id)
+        staged, committed = self.corpus.staged, self.corpus.committed
+        pending = sum(
+            1 for i in staged.keys() | committed.keys() if staged.get(i) != committed.get(i)
+        )
         return ranker_pb2.IndexDocumentsResponse(
-            upserted=len(request.upsert), removed=len(request.remove_ids), pending=1
+            upserted=len(request.upsert), removed=len(request.remove_ids), pending=pending
         )
 
     async def CommitCorpus(

@@ -174,3 +174,21 @@ async def test_batches_stay_within_the_ranker_limit(env: Env) -> None:
     assert result.counts.added == 1100
     assert env.ranker.corpus.calls.count("IndexDocuments") >= 3  # 1100 / 512
     assert env.ranker.corpus.calls.count("CommitCorpus") == 1
+
+
+async def test_changes_left_staged_by_a_stopped_run_are_committed_by_the_next(env: Env) -> None:
+    make_corpus(env.root, 12)
+    await env.indexer.refresh(str(env.root))
+    (env.root / "topic0" / "doc0.md").write_text("# Doc 0\n\nchanged before the folder moved\n")
+
+    def vanish(counts: Counts) -> None:
+        if counts.done > counts.unchanged and env.root.exists():
+            env.root.rename(env.root.with_name("moved"))
+
+    assert (await env.indexer.refresh(str(env.root), vanish)).status == "aborted"
+    env.root.with_name("moved").rename(env.root)
+    result = await env.indexer.refresh(str(env.root))
+    assert (result.status, result.counts.updated) == ("ok", 0)  # already staged last time
+    assert env.ranker.corpus.commits == 2
+    doc = env.ranker.corpus.committed[doc_id(str(env.root / "topic0" / "doc0.md"))]
+    assert "changed before" in doc.markdown

@@ -192,7 +192,11 @@ class Indexer:
             counts.removed += len(ids)
         run.on_progress(counts)
         if not (run.staged or todo.remove):
-            return None
+            # Nothing new from this run, but an earlier run that stopped half-way may have left
+            # staged changes behind: an empty IndexDocuments reports them without changing any.
+            pending = await self._corpus.index([], [], timeout=CALL_TIMEOUT_S)
+            if not pending:
+                return None
         return await self._corpus.commit(timeout=COMMIT_TIMEOUT_S)
 
     async def _worker(self, run: _Run, queue: list[FileEntry]) -> None:
