@@ -4,6 +4,7 @@ extraction, refreshed incrementally, searched alone and beside the web, and bad 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -12,8 +13,10 @@ from typing import Any
 import pytest
 
 from services.orchestrator.tests.integration.corpus_support import (
+    REAL_CORPUS,
     corpus_world,
     make_folder,
+    ranker_server,
 )
 from services.orchestrator.tests.integration.support import Stack, World, of, stack, status
 
@@ -174,3 +177,28 @@ async def test_the_openapi_schema_lists_the_corpus_endpoints(corpus_world: World
     async with stack(corpus_world) as s:
         paths = (await s.client.get("/openapi.json")).json()["paths"]
     assert {"/v1/corpus", "/v1/corpus/refresh"} <= set(paths)
+
+
+@pytest.mark.skipif(not REAL_CORPUS, reason="needs the ranker's own persisted corpus")
+async def test_a_ranker_restart_keeps_the_index_and_nothing_is_extracted_again(
+    corpus_world: World, tmp_path: Path
+) -> None:
+    root = tmp_path / "persist"
+    make_folder(root, 20)
+    data = tmp_path / "ranker-data"
+    for attempt in range(2):
+        ranker = ranker_server(str(data))
+        port = await ranker.start()
+        world = dataclasses.replace(corpus_world, ranker_addr=f"127.0.0.1:{port}")
+        try:
+            async with stack(world, sources="local", **ANY) as s:
+                result = await refresh(s, root)
+                events = await s.ask("What is the lighthouse keeper's passphrase?")
+        finally:
+            await ranker.stop(0)
+        if attempt == 0:
+            assert result["added"] == 21
+        else:
+            assert (result["added"], result["updated"], result["unchanged"]) == (0, 0, 21)
+        urls = [src["url"] for src in of(events, "sources")[0]["sources"]]
+        assert f"local:{root}/lighthouse.md" in urls
