@@ -57,6 +57,14 @@ def _problem(reply: httpx.Response) -> str:
     return f"HTTP {reply.status_code}"
 
 
+def _worth_showing(counts: dict[str, Any], shown: int, tty: bool) -> bool:
+    """On a terminal every update rewrites one line; in a log, one line per 5 % (and the end)."""
+    done, total = int(counts.get("done", 0)), int(counts.get("total", 0))
+    if tty or done >= total:
+        return done != shown
+    return done - shown >= max(1, total // 20)
+
+
 def _body(args: argparse.Namespace) -> dict[str, Any]:
     return {"path": str(Path(args.path).absolute())} if args.path else {}
 
@@ -67,6 +75,7 @@ def run_index(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> in
     tty = err.isatty()
     headers = {"Accept": "application/x-ndjson"}
     result: dict[str, Any] | None = None
+    shown = -1
     with client.stream("POST", "/v1/corpus/refresh", json=_body(args), headers=headers) as reply:
         if reply.status_code >= 400:
             reply.read()
@@ -80,7 +89,8 @@ def run_index(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> in
             if kind == "refresh.started" and not args.quiet:
                 waiting = " (waiting for the refresh already running)" if data.get("queued") else ""
                 err.write(f"indexing {data.get('root')}{waiting}\n")
-            elif kind == "progress" and not args.quiet:
+            elif kind == "progress" and not args.quiet and _worth_showing(data, shown, tty):
+                shown = int(data.get("done", 0))
                 err.write(("\r\033[K" + _bar(data)) if tty else _bar(data) + "\n")
                 err.flush()
             elif kind == "error":

@@ -163,3 +163,14 @@ def test_ask_marks_each_source_with_its_origin(api: str) -> None:
     assert code == cli.EXIT_OK
     assert "*[1] A (local)\n     local:/srv/notes/a.md" in out
     assert " [2] B (web)" in out
+
+
+def test_progress_in_a_log_is_one_line_per_five_percent(api: str) -> None:
+    total = {**DONE, "total": 400, "done": 400}
+    _Handler.script = [("progress", {**total, "done": d}) for d in range(1, 401)]
+    _Handler.script += [("refresh.completed", total)]
+    code, _, err = _run(api, "index")
+    assert code == cli.EXIT_OK
+    bars = [line for line in err.splitlines() if "indexing" in line]
+    assert 20 <= len(bars) <= 21
+    assert bars[-1].endswith("indexing 400/400 files…")
