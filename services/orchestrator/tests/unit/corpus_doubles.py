@@ -127,7 +127,7 @@ class CorpusMixin:
         self, request: ranker_pb2.GetDocumentRequest, context: Ctx
     ) -> ranker_pb2.Document:
         self.corpus.calls.append("GetDocument")
-        doc = self.corpus.committed.get(request.id) or self.corpus.staged.get(request.id)
+        doc = self.corpus.committed.get(request.id)
         if doc is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no document {request.id!r}")
         return doc

@@ -220,7 +220,9 @@ class Indexer:
             # Same bytes, new mtime: re-stage the stored text with the new size and mtime so the
             # next refresh skips hashing it; no extraction.
             stored = await self._corpus.get(entry.id, timeout=CALL_TIMEOUT_S)
-            if stored is not None:
+            # GetDocument reads the committed view: a version staged but never committed (a
+            # stopped run) has other text, so only a committed copy of these bytes is reused.
+            if stored is not None and stored.content_hash == digest:
                 run.counts.unchanged += 1
                 return LocalDoc(
                     stored.id, stored.title, stored.markdown, digest, len(data),

@@ -11,7 +11,6 @@ from typing import Any
 
 from orchestrator.clients.corpus import CorpusClient, CorpusError
 from orchestrator.corpus.indexer import (
-    CALL_TIMEOUT_S,
     FolderMissing,
     Indexer,
     Progress,
@@ -23,6 +22,8 @@ logger = logging.getLogger(__name__)
 
 # Waits between attempts while the ranker is not answering yet (it may start after us).
 STARTUP_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+# GET /v1/corpus must answer promptly even when the ranker hangs.
+STATS_TIMEOUT_S = 10.0
 
 
 class BadPath(ApiProblem):
@@ -141,7 +142,7 @@ class CorpusService:
     async def stats(self) -> dict[str, Any]:
         """Documents and chunks (staged view), the last commit and the last refresh."""
         try:
-            docs = await self._corpus.list_documents("", timeout=CALL_TIMEOUT_S)
+            docs = await self._corpus.list_documents("", timeout=STATS_TIMEOUT_S)
         except CorpusError as err:
             raise CorpusUnavailable(f"The ranker holding the corpus failed: {err}") from None
         last = self.last
