@@ -198,7 +198,10 @@ def corpus_env(root: Path, data_dir: Path, search_ok: bool) -> tuple[dict[str, s
         return env, "Local documents: none (set CORPUS_DIR, or `.venv/bin/quarry index PATH`)\n"
     docs = stage_project_docs(root, data_dir / "project-docs")
     env["CORPUS_DIR"] = str(docs)
-    env["ORCHESTRATOR_SOURCES"] = os.environ.get("ORCHESTRATOR_SOURCES", "local")
+    # A configured SearXNG that is down right now may come up later: keep asking it too (each
+    # failed search is a warning) rather than ignoring it until a restart.
+    default = "web,local" if os.environ.get("SEARXNG_URL") else "local"
+    env["ORCHESTRATOR_SOURCES"] = os.environ.get("ORCHESTRATOR_SOURCES", default)
     return env, (
         "Offline: no SearXNG answers, so Quarry answers from its own documentation\n"
         f"         (README.md and docs/, indexed from {docs}).\n"

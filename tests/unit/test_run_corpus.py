@@ -15,6 +15,7 @@ def test_offline_without_corpus_dir_stages_the_project_docs(
 ) -> None:
     monkeypatch.delenv("CORPUS_DIR", raising=False)
     monkeypatch.delenv("ORCHESTRATOR_SOURCES", raising=False)
+    monkeypatch.delenv("SEARXNG_URL", raising=False)
     env, banner = run.corpus_env(ROOT, tmp_path, search_ok=False)
     staged = tmp_path / "project-docs"
     assert env["CORPUS_DIR"] == str(staged)
@@ -55,3 +56,14 @@ def test_with_searxng_reachable_nothing_is_staged(
     assert "CORPUS_DIR" not in env
     assert not (tmp_path / "project-docs").exists()
     assert "quarry index" in banner
+
+
+def test_a_configured_searxng_that_is_down_is_still_asked_beside_the_docs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CORPUS_DIR", raising=False)
+    monkeypatch.delenv("ORCHESTRATOR_SOURCES", raising=False)
+    monkeypatch.setenv("SEARXNG_URL", "http://127.0.0.1:9")
+    env, _ = run.corpus_env(ROOT, tmp_path, search_ok=False)
+    assert env["ORCHESTRATOR_SOURCES"] == "web,local"
+    assert env["CORPUS_DIR"] == str(tmp_path / "project-docs")
