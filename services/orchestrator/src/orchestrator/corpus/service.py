@@ -96,7 +96,9 @@ class CorpusService:
             raise BadPath(f"The path must be absolute, got {path!r}.")
         folder = os.path.normpath(path)
         root = self.corpus_dir
-        inside = bool(root) and (folder == root or folder.startswith(root.rstrip("/") + "/"))
+        # Compared after resolving symlinks: a link inside CORPUS_DIR must not open /etc.
+        real, real_root = os.path.realpath(folder), os.path.realpath(root) if root else ""
+        inside = bool(root) and (real == real_root or real.startswith(real_root.rstrip("/") + "/"))
         if not (inside or self._allow_any_path):
             raise PathForbidden(
                 f"{folder} is outside CORPUS_DIR ({root or 'not set'}); the server indexes only "
