@@ -205,3 +205,18 @@ async def test_a_ranker_restart_keeps_the_index_and_nothing_is_extracted_again(
             assert (result["added"], result["updated"], result["unchanged"]) == (0, 0, 21)
         urls = [src["url"] for src in of(events, "sources")[0]["sources"]]
         assert f"local:{root}/lighthouse.md" in urls
+
+
+async def test_refresh_streams_sse_by_default(corpus_world: World, tmp_path: Path) -> None:
+    root = tmp_path / "sse"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nSomething to index.\n")
+    async with stack(corpus_world, corpus_dir=str(root)) as s:
+        await _wait_for_refresh(s)
+        reply = await s.client.post("/v1/corpus/refresh", json={})
+    assert reply.headers["content-type"].startswith("text/event-stream")
+    frames = [f for f in reply.text.split("\n\n") if f.strip()]
+    assert frames[0].startswith("id: 0\nevent: refresh.started\ndata: ")
+    assert "event: refresh.completed" in frames[-1]
+    final = json.loads(frames[-1].split("data: ", 1)[1])
+    assert (final["root"], final["unchanged"], final["status"]) == (str(root), 1, "ok")
