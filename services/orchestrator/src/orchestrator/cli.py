@@ -93,7 +93,8 @@ def _on_event(kind: str, data: dict[str, Any], run: Run, progress: Progress, out
     elif kind == "search.started":
         progress.line(f"searching: {data.get('query', '')}…")
     elif kind == "search.completed":
-        progress.line(f"found {data.get('count', len(data.get('results', [])))} results")
+        where = f" {data['source']}" if data.get("source") else ""
+        progress.line(f"found {data.get('count', len(data.get('results', [])))}{where} results")
     elif kind == "read.started":
         urls = data.get("urls")
         progress.reads_total += len(urls) if isinstance(urls, list) else int(data.get("count", 1))
