@@ -28,6 +28,19 @@ TCP_ONLY_PROBES = ("nc -z", "/dev/tcp", "fsockopen")
 UNPROBEABLE = ("/opentelemetry-collector-contrib:",)
 
 
+def _ranker_data(ranker: Mapping[str, Any]) -> list[str]:
+    """The ranker writes only its corpus index: to a named volume holding RANKER_DATA_DIR."""
+    problems = []
+    mounts = [str(m) for m in _as_list(ranker.get("volumes"))]
+    named = [m for m in mounts if re.fullmatch(r"[\w.-]+:/[^:]*", m)]
+    if len(named) != len(mounts) or len(mounts) != 1:
+        problems.append("ranker: must mount exactly one named volume (no bind mounts)")
+    data_dir = str((ranker.get("environment") or {}).get("RANKER_DATA_DIR", ""))
+    if named and not data_dir.startswith(named[0].split(":", 1)[1].rstrip("/") + "/"):
+        problems.append("ranker: RANKER_DATA_DIR must lie on its volume")
+    return problems
+
+
 def load(path: Path = COMPOSE_FILE) -> dict[str, Any]:
     """Parse a compose file (YAML anchors and merge keys resolved)."""
     data = yaml.safe_load(path.read_text())
@@ -197,6 +210,7 @@ def _quarry_rules(services: Mapping[str, Any]) -> list[str]:
         problems.append("searxng: settings.yml must be mounted read-only")
     if str(searxng.get("user", "")).split(":")[0] in ("", "0", "root"):
         problems.append("searxng: must run as its non-root user")
+    problems += _ranker_data(services.get("ranker") or {})
     for traced in ("otel-collector", "jaeger"):
         if "tracing" not in _as_list((services.get(traced) or {}).get("profiles")):
             problems.append(f"{traced}: must sit behind the tracing profile")

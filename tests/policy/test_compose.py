@@ -52,6 +52,14 @@ def test_ranker_has_no_route_out(compose: dict[str, Any]) -> None:
     assert compose["services"]["ranker"]["networks"] == ["backend"]
 
 
+def test_ranker_keeps_its_index_on_a_named_volume(compose: dict[str, Any]) -> None:
+    ranker = compose["services"]["ranker"]
+    assert ranker["read_only"] is True
+    assert ranker["volumes"] == ["quarry-data:/data"]
+    assert ranker["environment"]["RANKER_DATA_DIR"] == "/data/ranker"
+    assert "quarry-data" in compose["volumes"]
+
+
 def test_every_interpolated_variable_is_in_env_example() -> None:
     env_example = (COMPOSE_FILE.parent / ".env.example").read_text()
     declared = {line.split("=", 1)[0] for line in env_example.splitlines() if "=" in line}
@@ -105,6 +113,13 @@ def _break(compose: dict[str, Any], service: str, **changes: Any) -> list[str]:
         ("searxng", {"user": None}, "searxng: must run as its non-root user"),
         ("jaeger", {"profiles": None}, "jaeger: must sit behind the tracing profile"),
         ("ollama", {"network_mode": "host"}, "ollama: network_mode host is not allowed"),
+        ("ranker", {"volumes": ["./data:/data"]}, "ranker: must mount exactly one named volume"),
+        ("ranker", {"volumes": None}, "ranker: must mount exactly one named volume"),
+        (
+            "ranker",
+            {"environment": {"RANKER_DATA_DIR": "/var/ranker"}},
+            "ranker: RANKER_DATA_DIR must lie on its volume",
+        ),
     ],
 )
 def test_policy_catches(

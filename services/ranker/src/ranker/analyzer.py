@@ -33,7 +33,7 @@ import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
 # Hiragana/katakana, CJK ideographs (+ extension A, compatibility), Hangul syllables.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+CJK_CHARS = _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 # One CJK character, or a run of letters/digits that are not CJK (\w minus "_").
 TOKEN_RE = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 # Fast path for ASCII: every byte but [0-9a-z] becomes a space (text is lowercased first).

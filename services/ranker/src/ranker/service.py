@@ -6,15 +6,18 @@ import asyncio
 import logging
 import math
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from opentelemetry import trace
 from quarry.v1 import ranker_pb2, ranker_pb2_grpc
 
 from ranker.analyzer import Analyzer, AnalyzerConfig
+from ranker.bounds import check_query
 from ranker.chunks import ChunksParams, rank_chunks
 from ranker.config import Settings
+from ranker.corpus.corpus import Corpus
+from ranker.corpus_rpc import CorpusRpcs
 from ranker.errors import BoundExceededError, InvalidRequestError
 from ranker.model import Page, RankedResult, ScoredChunk, SearchResult
 from ranker.results import ResultsParams, rank_results
@@ -24,9 +27,6 @@ logger = logging.getLogger(__name__)
 MAX_RESULTS = 500
 MAX_PAGES = 200
 MAX_CHUNKS = 20_000
-MAX_QUERY_TOKENS = 128
-# 128 tokens of ordinary words fit in well under 4 KiB; far longer is not a query.
-MAX_QUERY_CHARS = 4096
 MAX_FIELD_WEIGHT = 100.0
 MIN_CHUNK_WORDS, MAX_CHUNK_WORDS = 16, 10_000
 # Far beyond any real URL, title or engine snippet: such a field is a caller's bug.
@@ -41,13 +41,7 @@ ResultsContext = grpc.aio.ServicerContext[
 ChunksContext = grpc.aio.ServicerContext[
     ranker_pb2.RankChunksRequest, ranker_pb2.RankChunksResponse
 ]
-
-
-def _check_query(analyzer: Analyzer, query: str) -> None:
-    if len(query) > MAX_QUERY_CHARS:
-        raise BoundExceededError(f"query is longer than {MAX_QUERY_CHARS} characters")
-    if len(analyzer.surface_tokens(query)) > MAX_QUERY_TOKENS:
-        raise BoundExceededError(f"query has more than {MAX_QUERY_TOKENS} tokens")
+CorpusContext = grpc.aio.ServicerContext[Any, Any]
 
 
 def _weight(request: ranker_pb2.RankResultsRequest, name: str, default: float) -> float:
@@ -65,7 +59,7 @@ def results_from_proto(
     """Validate a RankResultsRequest and map it to domain values."""
     if len(request.results) > MAX_RESULTS:
         raise BoundExceededError(f"more than {MAX_RESULTS} results")
-    _check_query(analyzer, request.query)
+    check_query(analyzer, request.query)
     results = []
     for i, r in enumerate(request.results):
         if not r.url.strip():
@@ -103,7 +97,7 @@ def chunks_from_proto(
     """Validate a RankChunksRequest and map it to domain values."""
     if len(request.pages) > MAX_PAGES:
         raise BoundExceededError(f"more than {MAX_PAGES} pages")
-    _check_query(analyzer, request.query)
+    check_query(analyzer, request.query)
     chunk_words = request.chunk_words if request.HasField("chunk_words") else 500
     if not MIN_CHUNK_WORDS <= chunk_words <= MAX_CHUNK_WORDS:
         raise InvalidRequestError(
@@ -165,12 +159,17 @@ def chunks_to_proto(chunks: list[ScoredChunk], total: int) -> ranker_pb2.RankChu
 class RankerServicer(ranker_pb2_grpc.RankerServicer):
     """The ranker's RPCs; CPU-heavy work runs in worker threads so health keeps answering."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, corpus: Corpus | None = None) -> None:
+        """``corpus`` defaults to one over ``settings.data_dir`` (tests pass their own)."""
         self._analyzer = Analyzer(AnalyzerConfig(stem=settings.stem, stopwords=settings.stopwords))
         self._cpu = asyncio.Semaphore(settings.cpu_concurrency)
+        corpus = corpus or Corpus(self._analyzer, settings.data_dir)
+        self._corpus = CorpusRpcs(self._analyzer, corpus, self._in_thread)
 
     async def warm_up(self) -> None:
-        """Run each code path once (numpy, bm25s, the stemmer) before reporting SERVING."""
+        """Load the corpus index and run each code path once (numpy, bm25s, the stemmer)
+        before reporting SERVING."""
+        await asyncio.to_thread(self._corpus.corpus.load)
         page = Page("https://warm.up/", "warm up", "# Warm up\n\nRanking warms up the ranker.")
         result = SearchResult("https://warm.up/", "warm up", "ranking warms up", 1)
         await self._in_thread(lambda: rank_chunks(self._analyzer, "ranking", [page]))
@@ -230,3 +229,33 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
             logger.exception("RankChunks failed")
             await context.abort(grpc.StatusCode.INTERNAL, "internal error")
         return chunks_to_proto(chunks, total)
+
+    async def ListDocuments(
+        self, request: ranker_pb2.ListDocumentsRequest, context: CorpusContext
+    ) -> ranker_pb2.ListDocumentsResponse:
+        """The corpus's documents as staged (committed plus staged changes)."""
+        return await self._corpus.list_documents(request, context)
+
+    async def IndexDocuments(
+        self, request: ranker_pb2.IndexDocumentsRequest, context: CorpusContext
+    ) -> ranker_pb2.IndexDocumentsResponse:
+        """Stage upserts and removals (searchable after CommitCorpus)."""
+        return await self._corpus.index_documents(request, context)
+
+    async def CommitCorpus(
+        self, request: ranker_pb2.CommitCorpusRequest, context: CorpusContext
+    ) -> ranker_pb2.CorpusStats:
+        """Build, persist and swap in the index with the staged changes."""
+        return await self._corpus.commit_corpus(request, context)
+
+    async def SearchCorpus(
+        self, request: ranker_pb2.SearchCorpusRequest, context: CorpusContext
+    ) -> ranker_pb2.SearchCorpusResponse:
+        """The committed documents best matching a query, shaped as search results."""
+        return await self._corpus.search_corpus(request, context)
+
+    async def GetDocument(
+        self, request: ranker_pb2.GetDocumentRequest, context: CorpusContext
+    ) -> ranker_pb2.Document:
+        """A committed document's extracted text by id."""
+        return await self._corpus.get_document(request, context)

@@ -105,6 +105,11 @@ def _prefix(term: str) -> bytes:
     return term[: max(1, len(term) - tail)].encode()
 
 
+def surface_prefix(term: str) -> str:
+    """What every surface form analysing to (ASCII) ``term`` starts with (see _prefix)."""
+    return _prefix(term).decode()
+
+
 def _occurrences(analyzer: Analyzer, buf: bytes, term: str) -> list[int]:
     """Start offsets in ``buf`` of the tokens that analyse to ``term`` (in no set order)."""
     prefix = _prefix(term)
