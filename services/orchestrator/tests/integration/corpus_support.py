@@ -1,10 +1,6 @@
-"""Shared by the local-documents integration tests: a world whose ranker holds a corpus, a real
-reader that extracts the files, and a generated folder of mixed documents with broken ones.
-
-Until the ranker's corpus RPCs are on this branch, the ranker is the real servicer (RankResults,
-RankChunks) plus an in-memory corpus (the unit tests' double) over the real gRPC wire; once the
-real servicer implements them, it is used as it is, with its index persisted in a data folder.
-"""
+"""Shared by the local-documents integration tests: a world whose real ranker holds a corpus
+persisted in a data folder, a real reader that extracts the files, and a generated folder of
+mixed documents with broken ones."""
 
 from __future__ import annotations
 
@@ -12,47 +8,24 @@ import os
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest_asyncio
-from quarry.v1 import ranker_pb2_grpc
 from quarry_common.grpc_server import GrpcServer
 from ranker.config import Settings as RankerSettings
-from ranker.service import RankerServicer
+from ranker.server import build_server as build_ranker
 from reader.config import Settings as ReaderSettings
 from reader.server import build_server as build_reader
 
 from services.orchestrator.tests.fakes._http import TinyHTTPServer
 from services.orchestrator.tests.integration.support import World, serve_pages
-from services.orchestrator.tests.unit.corpus_doubles import CorpusMixin, CorpusState
 from services.reader.tests.pages import make_pdf
 
-#: True once the ranker implements the corpus RPCs itself.
-REAL_CORPUS = RankerServicer.SearchCorpus is not ranker_pb2_grpc.RankerServicer.SearchCorpus
 FACT = "The lighthouse keeper's passphrase is amber-falcon-42."
 
 
-class RankerWithCorpus(CorpusMixin, RankerServicer):
-    """The real ranking RPCs plus the in-memory corpus double."""
-
-    def __init__(self, settings: RankerSettings) -> None:
-        super().__init__(settings)
-        self.corpus = CorpusState()
-
-
 def ranker_server(data_dir: str) -> GrpcServer:
-    """A ranker on 127.0.0.1, port 0: the real one when it has a corpus, else the double."""
-    if REAL_CORPUS:
-        from ranker.server import build_server as build_ranker
-
-        settings: Any = RankerSettings(port=0, data_dir=data_dir)  # type: ignore[call-arg,unused-ignore]
-        return build_ranker(settings)
-    servicer = RankerWithCorpus(RankerSettings(port=0))
-    return GrpcServer(
-        lambda server: ranker_pb2_grpc.add_RankerServicer_to_server(servicer, server),
-        host="127.0.0.1",
-        port=0,
-    )
+    """The real ranker on 127.0.0.1, port 0, persisting its corpus under ``data_dir``."""
+    return build_ranker(RankerSettings(port=0, data_dir=Path(data_dir)))
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from services.orchestrator.tests.integration.corpus_support import (
-    REAL_CORPUS,
     corpus_world,
     make_folder,
     ranker_server,
@@ -182,7 +181,6 @@ async def test_the_openapi_schema_lists_the_corpus_endpoints(corpus_world: World
     assert {"/v1/corpus", "/v1/corpus/refresh"} <= set(paths)
 
 
-@pytest.mark.skipif(not REAL_CORPUS, reason="needs the ranker's own persisted corpus")
 async def test_a_ranker_restart_keeps_the_index_and_nothing_is_extracted_again(
     corpus_world: World, tmp_path: Path
 ) -> None:
