@@ -50,6 +50,10 @@ async def test_both_sources_are_fused_and_labelled() -> None:
         events = await h.run("tides", sources=("web", "local"))
         assert h.searcher.queries == ["tides"]
         assert h.ranker.corpus.searches == ["tides"]
+        # The local document is read from the index; only web pages go through the reader.
+        assert note not in h.reader.calls
+        assert set(h.reader.calls) <= set(WEB)
+        assert "GetDocument" in h.ranker.corpus.calls
     ranked = first(events, "rank.completed").data["urls"]
     assert set(ranked) == {*WEB, note}
     origins = {s["url"]: s["origin"] for s in first(events, "sources").data["sources"]}
