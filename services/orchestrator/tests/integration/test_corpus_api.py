@@ -11,6 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ranker.analyzer import Analyzer, AnalyzerConfig
+from ranker.config import Settings as RankerSettings
+from ranker.corpus.corpus import Corpus
+from ranker.server import build_server as build_ranker
 
 from services.orchestrator.tests.integration.corpus_support import (
     corpus_world,
@@ -218,3 +222,23 @@ async def test_refresh_streams_sse_by_default(corpus_world: World, tmp_path: Pat
     assert "event: refresh.completed" in frames[-1]
     final = json.loads(frames[-1].split("data: ", 1)[1])
     assert (final["root"], final["unchanged"], final["status"]) == (str(root), 1, "ok")
+
+
+async def test_a_first_run_larger_than_the_rankers_staging_bound_completes(
+    corpus_world: World, tmp_path: Path
+) -> None:
+    root = tmp_path / "big"
+    root.mkdir()
+    for i in range(600):
+        (root / f"n{i}.txt").write_text(f"Note {i}. " + "word " * 200)
+    # A ranker that holds at most ~one IndexDocuments batch of staged text (64 MiB in production).
+    corpus = Corpus(Analyzer(AnalyzerConfig()), None, max_staged_bytes=560_000)
+    ranker = build_ranker(RankerSettings(port=0), corpus)
+    port = await ranker.start()
+    world = dataclasses.replace(corpus_world, ranker_addr=f"127.0.0.1:{port}")
+    try:
+        async with stack(world, **ANY) as s:
+            result = await refresh(s, root)
+    finally:
+        await ranker.stop(0)
+    assert (result["status"], result["added"], result["documents"]) == ("ok", 600, 600)

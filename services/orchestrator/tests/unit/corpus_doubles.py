@@ -35,6 +35,8 @@ class CorpusState:
     removed: list[str] = field(default_factory=list)
     commits: int = 0
     searches: list[str] = field(default_factory=list)
+    # Like the ranker's bound on staged text (RESOURCE_EXHAUSTED until a commit).
+    max_staged_chars: int = 1 << 40
 
 
 class CorpusMixin:
@@ -68,6 +70,10 @@ class CorpusMixin:
         self.corpus.calls.append("IndexDocuments")
         if len(request.upsert) > 512:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "at most 512 documents")
+        staged, committed = self.corpus.staged, self.corpus.committed
+        waiting = sum(len(d.markdown) for i, d in staged.items() if committed.get(i) != d)
+        if waiting + sum(len(d.markdown) for d in request.upsert) > self.corpus.max_staged_chars:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "staged text: commit first")
         for doc in request.upsert:
             if not doc.id.startswith("local:"):
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "ids start with local:")
@@ -76,7 +82,6 @@ class CorpusMixin:
         for doc_id in request.remove_ids:
             self.corpus.staged.pop(doc_id, None)
             self.corpus.removed.append(doc_id)
-        staged, committed = self.corpus.staged, self.corpus.committed
         pending = sum(
             1 for i in staged.keys() | committed.keys() if staged.get(i) != committed.get(i)
         )

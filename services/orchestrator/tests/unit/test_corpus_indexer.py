@@ -194,3 +194,13 @@ async def test_changes_left_staged_by_a_stopped_run_are_committed_by_the_next(en
     assert env.ranker.corpus.commits == 2
     doc = env.ranker.corpus.committed[doc_id(str(env.root / "topic0" / "doc0.md"))]
     assert "changed before" in doc.markdown
+
+
+async def test_a_full_staging_area_is_committed_and_the_run_goes_on(env: Env) -> None:
+    for i in range(600):
+        (env.root / f"n{i}.txt").write_text(f"note {i} " + "x" * 100)
+    env.ranker.corpus.max_staged_chars = 60_000  # one batch of 512 fits, not the whole run
+    result = await env.indexer.refresh(str(env.root))
+    assert (result.status, result.counts.added) == ("ok", 600)
+    assert env.ranker.corpus.commits == 2  # one forced by the bound, one at the end
+    assert len(env.ranker.corpus.committed) == 600

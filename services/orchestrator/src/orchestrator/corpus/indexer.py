@@ -275,5 +275,17 @@ class Indexer:
             for part in batches(
                 (len(d.markdown) for d in docs), max_items=MAX_BATCH_DOCS, max_bytes=MAX_BATCH_CHARS
             ):
-                await self._corpus.index(docs[part.start : part.stop], [], timeout=CALL_TIMEOUT_S)
+                await self._stage(docs[part.start : part.stop])
                 run.staged += len(part)
+
+    async def _stage(self, docs: list[LocalDoc]) -> None:
+        try:
+            await self._corpus.index(docs, [], timeout=CALL_TIMEOUT_S)
+        except CorpusError as err:
+            if err.code != "RESOURCE_EXHAUSTED":
+                raise
+            # The ranker bounds staged text (a large first run): make what is staged searchable
+            # (upserts only; removals still wait for the end of the run), then send the rest.
+            logger.info("staging is full; committing what is staged", extra={"docs": len(docs)})
+            await self._corpus.commit(timeout=COMMIT_TIMEOUT_S)
+            await self._corpus.index(docs, [], timeout=CALL_TIMEOUT_S)
