@@ -154,19 +154,61 @@ def _embedded_service(choice: llm_select.LlmChoice, data_dir: Path) -> Service:
     return Service("llm", argv, embedded_llm.server_env())
 
 
-def _search_banner() -> str:
-    url = os.environ.get("SEARXNG_URL", "")
+def _searxng_state(url: str) -> str:
+    """How SearXNG at ``url`` answers: "reachable", "answered HTTP n" or "NOT reachable"."""
+    try:
+        ok = httpx.get(f"{url}/search", params={"q": "quarry", "format": "json"}, timeout=5)
+    except httpx.TransportError:
+        return "NOT reachable"
+    return "reachable" if ok.is_success else f"answered HTTP {ok.status_code}"
+
+
+def _search_banner(url: str, state: str) -> str:
     if not url:
         return (
             "Search: SEARXNG_URL is not set. Start SearXNG with `docker compose up searxng` or\n"
             "        point SEARXNG_URL at an instance with JSON output enabled.\n"
         )
-    try:
-        ok = httpx.get(f"{url}/search", params={"q": "quarry", "format": "json"}, timeout=5)
-        state = "reachable" if ok.is_success else f"answered HTTP {ok.status_code}"
-    except httpx.TransportError:
-        state = "NOT reachable"
     return f"Search: SearXNG at {url} ({state})\n"
+
+
+def stage_project_docs(root: Path, target: Path) -> Path:
+    """Copy README.md and docs/ to ``target`` (replacing what was there); return ``target``.
+
+    copy2 keeps the files' mtimes, so an unchanged document is not even re-hashed next start.
+    """
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(root / "docs", target / "docs", copy_function=shutil.copy2)
+    shutil.copy2(root / "README.md", target / "README.md")
+    return target
+
+
+def corpus_env(root: Path, data_dir: Path, search_ok: bool) -> tuple[dict[str, str], str]:
+    """The orchestrator's local-documents settings for `make run`, and the banner lines.
+
+    With no reachable SearXNG and no CORPUS_DIR, Quarry answers from its own documentation.
+    """
+    env = {"ORCHESTRATOR_CORPUS_ALLOW_ANY_PATH": "true"}
+    corpus = os.environ.get("CORPUS_DIR", "")
+    if corpus:
+        env["CORPUS_DIR"] = str(Path(corpus).resolve())
+        return env, f"Local documents: {env['CORPUS_DIR']} (CORPUS_DIR)\n"
+    if search_ok:
+        return env, "Local documents: none (set CORPUS_DIR, or `.venv/bin/quarry index PATH`)\n"
+    docs = stage_project_docs(root, data_dir / "project-docs")
+    env["CORPUS_DIR"] = str(docs)
+    # A configured SearXNG that is down right now may come up later: keep asking it too (each
+    # failed search is a warning) rather than ignoring it until a restart.
+    default = "web,local" if os.environ.get("SEARXNG_URL") else "local"
+    env["ORCHESTRATOR_SOURCES"] = os.environ.get("ORCHESTRATOR_SOURCES", default)
+    return env, (
+        "Offline: no SearXNG answers, so Quarry answers from its own documentation\n"
+        f"         (README.md and docs/, indexed from {docs}).\n"
+        "         Web search: set SEARXNG_URL to a SearXNG with JSON output and restart.\n"
+        "         Your documents: set CORPUS_DIR=/path/to/folder and restart, or run\n"
+        "         `.venv/bin/quarry index /path/to/folder` while Quarry runs.\n"
+    )
 
 
 def main() -> None:
@@ -178,17 +220,22 @@ def main() -> None:
     if choice.kind == "embedded":
         services.append(_embedded_service(choice, data_dir))
         llm_url = choice.env["LLM_BASE_URL"]
-    env = {**choice.env}
+    searx_url = os.environ.get("SEARXNG_URL", "")
+    searx_state = _searxng_state(searx_url) if searx_url else ""
+    corpus, corpus_banner = corpus_env(ROOT, data_dir, searx_state == "reachable")
+    env = {**choice.env, **corpus}
+    ranker_env = {"RANKER_DATA_DIR": os.environ.get("RANKER_DATA_DIR", str(data_dir / "ranker"))}
     py = sys.executable
     services += [
         Service("reader", [py, "-m", "reader"]),
-        Service("ranker", [py, "-m", "ranker"]),
+        Service("ranker", [py, "-m", "ranker"], ranker_env),
         Service("orchestrator", [py, "-m", "orchestrator"], env),
     ]
     port = os.environ.get("ORCHESTRATOR_PORT", "8080")
     banner = (
         f'\nQuarry API: http://127.0.0.1:{port}   ask: .venv/bin/quarry ask "…"\n'
-        f"{choice.banner}\n{_search_banner()}(Ctrl-C stops everything)\n\n"
+        f"{choice.banner}\n{_search_banner(searx_url, searx_state)}{corpus_banner}"
+        "(Ctrl-C stops everything)\n\n"
     )
     raise SystemExit(asyncio.run(supervise(services, banner, llm_url)))
 

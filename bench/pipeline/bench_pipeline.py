@@ -33,6 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the scripted fakes live with the orchestrator's tests
 
+import grpc  # noqa: E402 - imported after the sys.path entry above
 import httpx  # noqa: E402 - imported after the sys.path entry above
 from quarry.v1 import ranker_pb2, ranker_pb2_grpc, reader_pb2, reader_pb2_grpc  # noqa: E402
 from quarry_common.grpc_server import GrpcServer  # noqa: E402
@@ -125,6 +126,12 @@ class SimRanker(ranker_pb2_grpc.RankerServicer):
             ],
             total_chunks=len(request.pages),
         )
+
+    # The pipeline bench searches the web only: the corpus is the subject of bench/corpus.
+    async def _no_corpus(self, request: Any, context: Any) -> Any:
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "no corpus in the pipeline bench")
+
+    ListDocuments = IndexDocuments = CommitCorpus = SearchCorpus = GetDocument = _no_corpus
 
 
 class SlowSearxng(FakeSearxng):

@@ -35,6 +35,9 @@ def env_name(settings_cls: type[BaseSettings], loc: tuple[int | str, ...]) -> st
     if not loc:
         return "(settings)"
     field_name = str(loc[0])
+    aliases = {f.validation_alias for f in settings_cls.model_fields.values() if f.validation_alias}
+    if field_name in aliases:  # pydantic reports an aliased field by its alias: the env name
+        return field_name.upper()
     field = settings_cls.model_fields.get(field_name)
     if field is not None and isinstance(field.validation_alias, str):
         return field.validation_alias.upper()

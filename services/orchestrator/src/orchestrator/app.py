@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
+from orchestrator.api.corpus_routes import router as corpus_router
 from orchestrator.api.problems import BodyGuard, install_problem_handlers
 from orchestrator.api.routes import router
 from orchestrator.api.runtime import Probe, Runtime, RuntimeFactory, production_runtime
@@ -19,12 +20,13 @@ from orchestrator.events import API_VERSION
 
 logger = logging.getLogger(__name__)
 
-DESCRIPTION = """Quarry answers questions from the web with cited sources.
+DESCRIPTION = """Quarry answers questions from the web and from local documents with cited sources.
 
 `POST /v1/search` streams the run as events (Server-Sent Events by default,
 NDJSON with `Accept: application/x-ndjson`) or returns the final result with
 `Accept: application/json`. Every event, its fields and an example stream are
-described in docs/api.md. Errors are RFC 7807 `application/problem+json`.
+described in docs/api.md. `GET /v1/corpus` and `POST /v1/corpus/refresh` show and
+refresh the indexed local documents. Errors are RFC 7807 `application/problem+json`.
 """
 
 
@@ -59,6 +61,7 @@ def create_app(settings: Settings, runtime_factory: RuntimeFactory | None = None
     install_problem_handlers(app)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
     app.include_router(router)
+    app.include_router(corpus_router)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:

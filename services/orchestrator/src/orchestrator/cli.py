@@ -1,8 +1,9 @@
-"""The `quarry` command line: ask questions through the orchestrator's HTTP API.
+"""The `quarry` command line: ask questions (and index local documents) through the HTTP API.
 
-Progress goes to stderr, the answer streams to stdout, then the numbered sources. Exit status:
-0 answered, 1 the run failed (an `error` event or a server error), 2 bad usage, 3 the engine
-asked a clarifying question (printed on stdout), 4 the API could not be reached.
+Progress goes to stderr, the answer streams to stdout, then the numbered sources (each marked
+web or local). Exit status: 0 answered (or indexed), 1 the run failed (an `error` event or a
+server error), 2 bad usage, 3 the engine asked a clarifying question (printed on stdout), 4 the
+API could not be reached.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import httpx
+
+from orchestrator import cli_index
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -90,7 +93,8 @@ def _on_event(kind: str, data: dict[str, Any], run: Run, progress: Progress, out
     elif kind == "search.started":
         progress.line(f"searching: {data.get('query', '')}…")
     elif kind == "search.completed":
-        progress.line(f"found {data.get('count', len(data.get('results', [])))} results")
+        where = f" {data['source']}" if data.get("source") else ""
+        progress.line(f"found {data.get('count', len(data.get('results', [])))}{where} results")
     elif kind == "read.started":
         urls = data.get("urls")
         progress.reads_total += len(urls) if isinstance(urls, list) else int(data.get("count", 1))
@@ -128,7 +132,9 @@ def _print_sources(run: Run, out: TextIO) -> None:
     for src in run.sources:
         n = src.get("n")
         mark = "*" if n in run.cited else " "
-        out.write(f"{mark}[{n}] {src.get('title') or src.get('url')}\n     {src.get('url')}\n")
+        origin = f" ({src['origin']})" if src.get("origin") else ""
+        title = src.get("title") or src.get("url")
+        out.write(f"{mark}[{n}] {title}{origin}\n     {src.get('url')}\n")
     out.flush()
 
 
@@ -190,8 +196,10 @@ def _ask_stream(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (``quarry ask …``)."""
-    parser = argparse.ArgumentParser(prog="quarry", description="Ask Quarry questions.")
+    """The argument parser (``quarry ask …``, ``quarry index …``)."""
+    parser = argparse.ArgumentParser(
+        prog="quarry", description="Ask Quarry questions; index local documents."
+    )
     parser.add_argument(
         "--url",
         default=os.environ.get("QUARRY_URL", DEFAULT_URL),
@@ -205,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--sources", help="comma-separated search sources, e.g. web,local")
     ask.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     ask.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds")
+    cli_index.add_parser(sub)
     return parser
 
 
@@ -212,12 +221,14 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     """Run the CLI; returns (and, as a script, exits with) the exit status."""
     args = build_parser().parse_args(argv)
     stdout = out or sys.stdout
-    if not args.question.strip():
+    if args.command == "ask" and not args.question.strip():
         sys.stderr.write("quarry: the question is empty\n")
         return EXIT_USAGE
     timeout = httpx.Timeout(args.timeout, connect=5.0)
     try:
         with httpx.Client(base_url=args.url, timeout=timeout) as client:
+            if args.command == "index":
+                return cli_index.run_index(client, args, stdout)
             if args.json:
                 return _ask_json(client, args, stdout)
             return _ask_stream(client, args, stdout)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import SettingsConfigDict
 from quarry_common.settings import BaseServiceSettings, Port
 
 # Empty (not configured) or an http(s) URL; anything else stops the service at start.
 _HTTP_URL = r"^(https?://\S+)?$"
+# auto, or a comma-separated list of web and local.
+_SOURCES = r"^(auto|(web|local)(\s*,\s*(web|local))?)$"
 
 
 class Settings(BaseServiceSettings):
@@ -90,3 +94,31 @@ class Settings(BaseServiceSettings):
     max_sessions: int = Field(default=1000, ge=1)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
     ready_timeout_s: float = Field(default=2.0, gt=0, le=30)
+
+    # --- local documents (CORPUS_DIR, ORCHESTRATOR_SOURCES, ORCHESTRATOR_CORPUS_*) ---
+    corpus_dir: str = Field(default="", validation_alias="CORPUS_DIR")
+    # Default search sources: auto = web when SEARXNG_URL is set, plus local when CORPUS_DIR is.
+    sources: str = Field(default="auto", pattern=_SOURCES)
+    corpus_rescan_s: float = Field(default=0.0, ge=0, le=7 * 86400)
+    # Files above this are skipped (and counted); the reader caps extraction at 2 MiB by default.
+    corpus_max_file_bytes: int = Field(default=2 * 1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    corpus_concurrency: int = Field(default=4, ge=1, le=32)
+    # Allow refreshing any absolute path over HTTP, not only CORPUS_DIR (make run: same user).
+    corpus_allow_any_path: bool = False
+    # Corpus hits asked for per search round.
+    corpus_top_k: int = Field(default=10, ge=1, le=50)
+
+    @field_validator("corpus_dir")
+    @classmethod
+    def _absolute_dir(cls, value: str) -> str:
+        # A relative path would silently depend on the working directory of the process.
+        if value and not Path(value).is_absolute():
+            raise ValueError("CORPUS_DIR must be an absolute path")
+        return os.path.normpath(value) if value else value
+
+    def default_sources(self) -> tuple[str, ...]:
+        """The sources a request without ``options.sources`` searches."""
+        if self.sources != "auto":
+            return tuple(dict.fromkeys(s.strip() for s in self.sources.split(",")))
+        picked = (["web"] if self.searxng_url else []) + (["local"] if self.corpus_dir else [])
+        return tuple(picked or ["web"])

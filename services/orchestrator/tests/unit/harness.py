@@ -11,14 +11,15 @@ from typing import Any
 import grpc
 from orchestrator.agent.loop import RunOutcome, run_question
 from orchestrator.agent.state import Deps, RunOptions
+from orchestrator.clients.corpus import CorpusClient
 from orchestrator.clients.ranker import RankerClient
 from orchestrator.clients.reader import ReaderClient
 from orchestrator.config import Settings
 from orchestrator.events import Event, EventSink
 from orchestrator.sessions import Turn
 
+from services.orchestrator.tests.unit.corpus_doubles import FakeCorpusRanker
 from services.orchestrator.tests.unit.doubles import (
-    FakeRanker,
     FakeReader,
     ScriptedBrain,
     ScriptedSearcher,
@@ -40,7 +41,7 @@ class Harness:
     settings: Settings
     deps: Deps
     reader: FakeReader
-    ranker: FakeRanker
+    ranker: FakeCorpusRanker
     brain: ScriptedBrain
     searcher: ScriptedSearcher
     outcome: RunOutcome = field(default_factory=RunOutcome)
@@ -75,7 +76,7 @@ async def harness(
     **settings: Any,
 ) -> AsyncIterator[Harness]:
     """Start fake reader/ranker servers (or point at a closed port) and build the Deps."""
-    reader, ranker = FakeReader(pages or {}, delay=reader_delay), FakeRanker()
+    reader, ranker = FakeReader(pages or {}, delay=reader_delay), FakeCorpusRanker()
     async with AsyncExitStack() as stack:
         addrs = []
         for servicer, up in ((reader, reader_up), (ranker, ranker_up)):
@@ -101,6 +102,7 @@ async def harness(
                 reader_ch, limit=asyncio.Semaphore(16), retry_delay_s=cfg.read_retry_delay_s
             ),
             ranker=RankerClient(ranker_ch, limit=asyncio.Semaphore(8)),
+            corpus=CorpusClient(ranker_ch, limit=asyncio.Semaphore(8)),
         )
         yield Harness(cfg, deps, reader, ranker, brain, searcher)
 

@@ -13,7 +13,8 @@ from orchestrator.clients.reader import ReaderClient, ReaderUnavailable
 from orchestrator.clients.searxng_types import SearchHit
 from quarry.v1 import reader_pb2
 
-from services.orchestrator.tests.unit.doubles import FakeRanker, FakeReader, grpc_server
+from services.orchestrator.tests.unit.corpus_doubles import FakeCorpusRanker
+from services.orchestrator.tests.unit.doubles import FakeReader, grpc_server
 from tests.conftest import free_port
 
 
@@ -85,7 +86,7 @@ async def test_reader_down_raises_after_its_retry() -> None:
 
 
 async def test_ranker_client_round_trip_and_failure() -> None:
-    server = grpc_server(FakeRanker())
+    server = grpc_server(FakeCorpusRanker())
     port = await server.start()
     hits = [
         SearchHit("http://a.test/", "cats", "about cats", 1),

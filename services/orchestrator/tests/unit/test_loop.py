@@ -273,11 +273,8 @@ async def test_a_rewrite_that_finds_nothing_falls_back_to_the_question() -> None
     async with harness(brain=brain, pages=PAGES, searcher=searcher) as h:
         events = await h.run("what is quarry")
     assert h.searcher.queries == ["not sure", "what is quarry"]
-    searches = [e.data for e in events if e.type == "search.started"]
-    assert searches == [
-        {"round": 1, "query": "not sure"},
-        {"round": 1, "query": "what is quarry"},
-    ]
+    searches = [(e.data["round"], e.data["query"]) for e in events if e.type == "search.started"]
+    assert searches == [(1, "not sure"), (1, "what is quarry")]
     assert first(events, "run.completed").data == first(events, "run.completed").data | {
         "status": "answered",
         "rounds": 1,

@@ -132,10 +132,6 @@ def _history_evidence(history: list[Turn], limit: int) -> list[Evidence]:
 async def _run(state: RunState, outcome: RunOutcome) -> None:
     reserve = state.settings.synthesis_reserve_s
     evidence: list[Evidence] = []
-    if "local" in state.options.sources:
-        state.sink.warn(
-            "local_unavailable", "Local documents are not available yet; using the web."
-        )
     try:
         async with asyncio.timeout_at(state.deadline.at - reserve):
             plan = await plan_step(state)
@@ -194,6 +190,7 @@ async def run_question(
             "budget_s": deps.settings.question_budget_s,
             "max_rounds": state.max_rounds,
             "prefetch": state.prefetch,
+            "sources": list(options.sources),
         },
     )
     with state.stage("run", run_id=run_id) as span:

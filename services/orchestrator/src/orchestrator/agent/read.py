@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 
+from orchestrator.agent.fusion import origin_of
 from orchestrator.agent.state import RunState
+from orchestrator.clients.corpus import CorpusError
 from orchestrator.clients.ranker import Chunk, PageText, RankerUnavailable
 from orchestrator.clients.reader import PageRead, ReaderUnavailable
 
@@ -16,9 +19,32 @@ logger = logging.getLogger(__name__)
 FALLBACK_CHUNK_CHARS = 2000
 
 
+async def _read_local(state: RunState, url: str) -> PageRead:
+    """A corpus document's stored text (GetDocument): never fetched, never sent anywhere."""
+    corpus = state.deps.corpus
+    start = time.monotonic()
+    if corpus is None:
+        return PageRead(url, "RPC_ERROR", error="UNAVAILABLE")
+    cap = state.settings.read_timeout_s
+    try:
+        async with asyncio.timeout(state.research_left(cap)):
+            doc = await corpus.get(url, timeout=state.research_left(cap))
+    except CorpusError as err:
+        return PageRead(url, "RPC_ERROR", error=err.code)
+    except TimeoutError:
+        return PageRead(url, "TIMEOUT")
+    ms = int((time.monotonic() - start) * 1000)
+    if doc is None:
+        return PageRead(url, "RPC_ERROR", error="NOT_FOUND", ms=ms)
+    status = "OK" if doc.markdown.strip() else "EMPTY"
+    return PageRead(url, status, title=doc.title, markdown=doc.markdown, final_url=url, ms=ms)
+
+
 async def _read_one(state: RunState, url: str, limit: asyncio.Semaphore) -> None:
     async with limit:
-        if state.reader_down:
+        if origin_of(url) == "local":
+            page = await _read_local(state, url)
+        elif state.reader_down:
             page = PageRead(url, "UNAVAILABLE")
         else:
             try:
@@ -41,6 +67,7 @@ async def _read_one(state: RunState, url: str, limit: asyncio.Semaphore) -> None
             "title": page.title,
             "cached": page.cached,
             "attempts": page.attempts,
+            "origin": origin_of(url),
         },
     )
 

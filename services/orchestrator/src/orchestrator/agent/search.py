@@ -1,4 +1,4 @@
-"""Steps 2-3: search SearXNG for each query, then rerank the new results."""
+"""Steps 2-3: search SearXNG and/or the local corpus for each query, then rerank the results."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import logging
 import time
 from collections.abc import Sequence
 
+from orchestrator.agent.fusion import rrf
 from orchestrator.agent.ports import Searcher
 from orchestrator.agent.state import RunState
+from orchestrator.clients.corpus import CorpusError
 from orchestrator.clients.ranker import RankerUnavailable
 from orchestrator.clients.searxng_types import SearchHit, SearchResponse, SearxngError
 from orchestrator.errors import RunFailed
@@ -54,51 +56,112 @@ async def _one(state: RunState, query: str) -> SearchResponse | SearxngError:
         return err
     except TimeoutError:
         return SearxngError("SearXNG did not answer within the question's time budget.", "")
+    _completed(state, query, "web", len(response.hits), start, response.unresponsive_engines)
+    return response
+
+
+async def _local(state: RunState, query: str) -> list[SearchHit] | CorpusError:
+    """Search the corpus (in the ranker: nothing leaves the machine)."""
+    start = time.perf_counter()
+    corpus = state.deps.corpus
+    if corpus is None:
+        return CorpusError("UNAVAILABLE", "Local documents are not configured.")
+    cap = state.settings.ranker_timeout_s
+    try:
+        async with asyncio.timeout(state.research_left(cap)):
+            found = await corpus.search(
+                query, top_k=state.settings.corpus_top_k, timeout=state.research_left(cap)
+            )
+    except CorpusError as err:
+        return err
+    except TimeoutError:
+        return CorpusError("DEADLINE_EXCEEDED", "The local documents search timed out.")
+    _completed(state, query, "local", len(found), start, [])
+    return found
+
+
+def _completed(
+    state: RunState, query: str, source: str, count: int, start: float, engines: list[str]
+) -> None:
     state.sink.emit(
         "search.completed",
         {
             "round": state.rounds,
             "query": query,
-            "count": len(response.hits),
-            "unresponsive_engines": list(response.unresponsive_engines),
+            "source": source,
+            "count": count,
+            "unresponsive_engines": list(engines),
             "ms": round((time.perf_counter() - start) * 1000, 1),
         },
     )
-    return response
+
+
+Outcome = SearchResponse | SearxngError | list[SearchHit] | CorpusError
+
+
+def _warn_failures(state: RunState, outcomes: list[Outcome]) -> None:
+    web_errors = [o for o in outcomes if isinstance(o, SearxngError)]
+    local_errors = [o for o in outcomes if isinstance(o, CorpusError)]
+    if web_errors:
+        state.sink.warn("search_partial", f"Some searches failed: {web_errors[0]}")
+    if local_errors:
+        state.sink.warn(
+            "local_unavailable", f"Local documents could not be searched: {local_errors[0]}"
+        )
+    responses = [o for o in outcomes if isinstance(o, SearchResponse)]
+    engines = sorted({e for r in responses for e in r.unresponsive_engines})
+    if engines:
+        state.sink.warn(
+            "unresponsive_engines", "Search engines did not answer: " + ", ".join(engines)
+        )
 
 
 async def search_step(state: RunState, queries: Sequence[str]) -> list[SearchHit]:
-    """Search every query at once; return results whose URL this run has not seen.
+    """Search every query in every source at once; return results this run has not seen.
+
+    With both sources, each query's web and local lists are fused by reciprocal rank fusion
+    into one engine order (the ranker then reranks it).
 
     Raises:
-        RunFailed: every query failed (SearXNG down, refusing JSON, or too slow).
+        RunFailed: every search failed (SearXNG down, the corpus unavailable, or too slow).
     """
-    with state.stage("search", queries=len(queries)) as span:
-        for query in queries:
-            state.sink.emit("search.started", {"round": state.rounds, "query": query})
+    sources = [s for s in ("web", "local") if s in state.options.sources] or ["web"]
+    with state.stage("search", queries=len(queries), sources=",".join(sources)) as span:
+        tasks: list[list[asyncio.Task[Outcome]]] = []
         async with asyncio.TaskGroup() as tg:
-            tasks = [tg.create_task(_one(state, q)) for q in queries]
-        outcomes = [t.result() for t in tasks]
-        responses = [o for o in outcomes if isinstance(o, SearchResponse)]
-        errors = [o for o in outcomes if isinstance(o, SearxngError)]
-        if not responses:
-            raise RunFailed("search_unavailable", str(errors[0]))
-        if errors:
-            state.sink.warn("search_partial", f"Some searches failed: {errors[0]}")
-        engines = sorted({e for r in responses for e in r.unresponsive_engines})
-        if engines:
-            state.sink.warn(
-                "unresponsive_engines", "Search engines did not answer: " + ", ".join(engines)
-            )
+            for query in queries:
+                per_query: list[asyncio.Task[Outcome]] = []
+                for source in sources:
+                    state.sink.emit(
+                        "search.started", {"round": state.rounds, "query": query, "source": source}
+                    )
+                    search = _one if source == "web" else _local
+                    per_query.append(tg.create_task(search(state, query)))
+                tasks.append(per_query)
+        outcomes = [t.result() for per_query in tasks for t in per_query]
+        failed = [o for o in outcomes if isinstance(o, SearxngError | CorpusError)]
+        if len(failed) == len(outcomes):
+            raise RunFailed("search_unavailable", str(failed[0]))
+        _warn_failures(state, outcomes)
         new: list[SearchHit] = []
-        for response in responses:
-            for hit in response.hits:
+        for per_query in tasks:
+            lists = [_hits(t.result()) for t in per_query]
+            fused = rrf(lists) if len(lists) > 1 else lists[0]
+            for hit in fused:
                 if hit.url and hit.url not in state.seen_urls:
                     state.seen_urls.add(hit.url)
                     new.append(hit)
         span.set_attribute("ae.results", len(new))
-        span.set_attribute("ae.failed_queries", len(errors))
+        span.set_attribute("ae.failed_queries", len(failed))
     return new
+
+
+def _hits(outcome: Outcome) -> list[SearchHit]:
+    if isinstance(outcome, SearchResponse):
+        return outcome.hits
+    if isinstance(outcome, list):
+        return outcome
+    return []
 
 
 async def rank_step(state: RunState, hits: list[SearchHit], query: str) -> list[SearchHit]:

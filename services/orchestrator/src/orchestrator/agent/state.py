@@ -12,6 +12,7 @@ from opentelemetry import trace
 
 from orchestrator.agent.ports import Brain, Evidence, Searcher
 from orchestrator.budget import Deadline
+from orchestrator.clients.corpus import CorpusClient
 from orchestrator.clients.ranker import Chunk, RankerClient
 from orchestrator.clients.reader import PageRead, ReaderClient
 from orchestrator.clients.searxng_types import SearchHit
@@ -31,7 +32,7 @@ class RunOptions:
     categories: str | None = None
     language: str | None = None
     time_range: str | None = None
-    # Where to search; "local" is reserved for local documents (a later issue).
+    # Where to search: "web" (SearXNG) and/or "local" (the corpus in the ranker).
     sources: tuple[str, ...] = ("web",)
 
 
@@ -44,6 +45,8 @@ class Deps:
     searcher: Searcher
     reader: ReaderClient
     ranker: RankerClient
+    # The ranker's corpus (local documents); None when the app has none wired.
+    corpus: CorpusClient | None = None
 
 
 @dataclass

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
+from orchestrator.agent.fusion import origin_of
 from orchestrator.agent.ports import Checked, Evidence
 from orchestrator.agent.state import RunState
 
@@ -22,9 +23,15 @@ def number_sources(evidence: Sequence[Evidence]) -> list[Evidence]:
 
 
 def source_list(sources: Sequence[Evidence]) -> list[dict[str, Any]]:
-    """The `sources` event payload: ``[{n, url, title, excerpt}]`` with n = 1..N."""
+    """The `sources` event payload: ``[{n, url, title, excerpt, origin}]`` with n = 1..N."""
     return [
-        {"n": n, "url": s.url, "title": s.title, "excerpt": _excerpt(s.text)}
+        {
+            "n": n,
+            "url": s.url,
+            "title": s.title,
+            "excerpt": _excerpt(s.text),
+            "origin": origin_of(s.url),
+        }
         for n, s in enumerate(sources, start=1)
     ]
 

@@ -28,7 +28,8 @@ class SearchOptions(BaseModel):
     sources: list[Literal["web", "local"]] | None = Field(
         default=None,
         min_length=1,
-        description="reserved: where to search ('web', 'local' or both); only 'web' today",
+        description="where to search: 'web' (SearXNG), 'local' (the indexed documents) or "
+        "both (fused by reciprocal rank fusion); absent: ORCHESTRATOR_SOURCES",
     )
 
 
@@ -53,6 +54,9 @@ class Source(BaseModel):
     url: str
     title: str
     excerpt: str
+    origin: Literal["web", "local"] = Field(
+        default="web", description="web (SearXNG) or local (a document of the corpus)"
+    )
 
 
 class RunStats(BaseModel):

@@ -101,7 +101,7 @@ async def search(
         categories=opts.categories,
         language=opts.language,
         time_range=opts.time_range,
-        sources=tuple(opts.sources or ("web",)),
+        sources=tuple(dict.fromkeys(opts.sources or runtime.deps.settings.default_sources())),
     )
 
     async def run(sink: EventSink) -> None:

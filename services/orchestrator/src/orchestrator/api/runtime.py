@@ -13,12 +13,22 @@ from orchestrator.agent.brain import LLMBrain
 from orchestrator.agent.search import LimitedSearcher
 from orchestrator.agent.state import Deps
 from orchestrator.clients import calls
+from orchestrator.clients.corpus import CorpusClient, Extractor
 from orchestrator.clients.ranker import RankerClient
 from orchestrator.clients.reader import ReaderClient
 from orchestrator.clients.searxng import SearxngClient
 from orchestrator.config import Settings
+from orchestrator.corpus.indexer import Indexer
+from orchestrator.corpus.service import CorpusService
 from orchestrator.llm.factory import build_llm
 from orchestrator.sessions import SessionStore
+
+# Corpus documents (GetDocument) and extraction requests can be megabytes; gRPC's client
+# default of 4 MiB would refuse them. The servers accept 64 MiB.
+_CHANNEL_OPTIONS = [
+    ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+    ("grpc.max_send_message_length", 64 * 1024 * 1024),
+]
 
 #: A readiness probe: True when the dependency answers within ``timeout`` seconds.
 Probe = Callable[[float], Awaitable[bool]]
@@ -31,6 +41,7 @@ class Runtime:
     deps: Deps
     sessions: SessionStore
     probes: dict[str, Probe] = field(default_factory=dict)
+    corpus: CorpusService | None = None
 
 
 RuntimeFactory = Callable[[Settings], AbstractAsyncContextManager[Runtime]]
@@ -45,6 +56,23 @@ def session_store(settings: Settings) -> SessionStore:
     )
 
 
+def corpus_service(settings: Settings, corpus: CorpusClient, extractor: Extractor) -> CorpusService:
+    """The corpus service configured by ``settings``."""
+    indexer = Indexer(
+        corpus,
+        extractor,
+        max_file_bytes=settings.corpus_max_file_bytes,
+        concurrency=settings.corpus_concurrency,
+    )
+    return CorpusService(
+        corpus,
+        indexer,
+        corpus_dir=settings.corpus_dir,
+        allow_any_path=settings.corpus_allow_any_path,
+        rescan_s=settings.corpus_rescan_s,
+    )
+
+
 @asynccontextmanager
 async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """Open the gRPC channels and the HTTP client; close them when the app stops."""
@@ -54,15 +82,19 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     timeout = httpx.Timeout(settings.question_budget_s, connect=5.0)
     async with httpx.AsyncClient(limits=limits, timeout=timeout) as http:
         # (OpenTelemetry's instrumentor adds its interceptor in front of ours.)
-        reader_ch = calls.channel(settings.reader_addr)
-        ranker_ch = calls.channel(settings.ranker_addr)
+        reader_ch = calls.channel(settings.reader_addr, _CHANNEL_OPTIONS)
+        ranker_ch = calls.channel(settings.ranker_addr, _CHANNEL_OPTIONS)
+        background: asyncio.Task[None] | None = None
+        service: CorpusService | None = None
         try:
             reader = ReaderClient(
                 reader_ch,
                 limit=asyncio.Semaphore(settings.reader_max_inflight),
                 retry_delay_s=settings.read_retry_delay_s,
             )
-            ranker = RankerClient(ranker_ch, limit=asyncio.Semaphore(settings.ranker_max_inflight))
+            ranker_limit = asyncio.Semaphore(settings.ranker_max_inflight)
+            ranker = RankerClient(ranker_ch, limit=ranker_limit)
+            corpus = CorpusClient(ranker_ch, limit=ranker_limit)
             llm = build_llm(settings, http)
             searxng = SearxngClient(
                 settings.searxng_url,
@@ -76,6 +108,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 searcher=LimitedSearcher(searxng, asyncio.Semaphore(settings.searxng_max_inflight)),
                 reader=reader,
                 ranker=ranker,
+                corpus=corpus,
             )
             probes: dict[str, Probe] = {
                 "reader": lambda t: reader.ping(timeout=t),
@@ -83,7 +116,15 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 "searxng": lambda t: searxng.ping(timeout=t),
                 "llm": lambda t: llm.ping(timeout=t),
             }
-            yield Runtime(deps, session_store(settings), probes)
+            service = corpus_service(settings, corpus, Extractor(reader_ch))
+            if settings.corpus_dir:
+                background = asyncio.create_task(service.run_background())
+            yield Runtime(deps, session_store(settings), probes, service)
         finally:
+            if background is not None:
+                background.cancel()
+                await asyncio.wait([background])
+            if service is not None:
+                await service.aclose()
             await reader_ch.close()
             await ranker_ch.close()

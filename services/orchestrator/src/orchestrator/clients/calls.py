@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
@@ -35,6 +35,6 @@ class CancelOnCancel(grpc.aio.UnaryUnaryClientInterceptor):
         return call
 
 
-def channel(address: str) -> grpc.aio.Channel:
+def channel(address: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Channel:
     """An insecure channel to ``address`` whose unary calls end when their caller is cancelled."""
-    return grpc.aio.insecure_channel(address, interceptors=[CancelOnCancel()])
+    return grpc.aio.insecure_channel(address, options=options, interceptors=[CancelOnCancel()])

@@ -70,7 +70,7 @@ class RankerClient:
                     engine_rank=h.engine_rank,
                     engines=list(h.engines),
                     published=h.published,
-                    source="web",
+                    source=h.source,
                 )
                 for h in hits
             ],
@@ -87,7 +87,13 @@ class RankerClient:
             ranked.append(
                 by_url.get(r.url)
                 or SearchHit(
-                    r.url, r.title, r.snippet, r.engine_rank, tuple(r.engines), r.published
+                    r.url,
+                    r.title,
+                    r.snippet,
+                    r.engine_rank,
+                    tuple(r.engines),
+                    r.published,
+                    source=r.source or "web",
                 )
             )
         return ranked

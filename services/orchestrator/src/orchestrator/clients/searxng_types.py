@@ -16,6 +16,8 @@ class SearchHit:
     engines: tuple[str, ...] = ()
     published: str = ""
     score: float = 0.0  # SearXNG's own merged score (higher is better)
+    # Where the hit came from: "web" (SearXNG) or "local" (the corpus).
+    source: str = "web"
 
 
 @dataclass(frozen=True)

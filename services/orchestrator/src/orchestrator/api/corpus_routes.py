@@ -1,0 +1,145 @@
+"""HTTP routes for local documents: corpus stats and a refresh that streams its progress."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import orjson
+from fastapi import APIRouter, Depends, Header, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.api.models import Problem
+from orchestrator.api.routes import get_runtime, negotiate
+from orchestrator.api.runtime import Runtime
+from orchestrator.corpus.indexer import Counts, RefreshResult
+from orchestrator.corpus.service import CorpusService, CorpusUnavailable
+from orchestrator.errors import ApiProblem
+
+_PROBLEMS: dict[int | str, dict[str, Any]] = {
+    code: {"model": Problem, "content": {"application/problem+json": {}}}
+    for code in (400, 403, 404, 406, 413, 415, 422, 503)
+}
+
+router = APIRouter(prefix="/v1", tags=["corpus"])
+
+
+class RefreshRequest(BaseModel):
+    """POST /v1/corpus/refresh."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str | None = Field(
+        default=None,
+        max_length=4096,
+        description="absolute folder on the server; absent: CORPUS_DIR. Outside CORPUS_DIR "
+        "only with ORCHESTRATOR_CORPUS_ALLOW_ANY_PATH=true",
+    )
+
+
+class CorpusView(BaseModel):
+    """GET /v1/corpus."""
+
+    corpus_dir: str | None
+    documents: int
+    chunks: int
+    pending: int | None
+    committed_at: str | None
+    refreshing: bool
+    last_refresh: dict[str, Any] | None
+
+
+def _service(request: Request) -> CorpusService:
+    runtime: Runtime = get_runtime(request)
+    if runtime.corpus is None:
+        raise CorpusUnavailable("Local documents are not wired in this server.")
+    return runtime.corpus
+
+
+ServiceDep = Annotated[CorpusService, Depends(_service)]
+
+
+@router.get("/corpus", response_model=CorpusView, responses=_PROBLEMS)
+async def corpus_stats(service: ServiceDep) -> dict[str, Any]:
+    """The indexed documents: counts, the last commit and how the last refresh went."""
+    return await service.stats()
+
+
+def _frame(seq: int, kind: str, data: dict[str, Any], fmt: str) -> bytes:
+    if fmt == "sse":
+        return b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, kind.encode(), orjson.dumps(data))
+    return orjson.dumps({"seq": seq, "type": kind, "data": data}) + b"\n"
+
+
+def _final(result: RefreshResult) -> dict[str, Any]:
+    stats = result.stats
+    return {
+        **result.as_dict(),
+        "documents": stats.documents if stats else None,
+        "chunks": stats.chunks if stats else None,
+        "committed_at": stats.committed_at if stats else None,
+    }
+
+
+async def _stream(service: CorpusService, folder: str, fmt: str) -> AsyncIterator[bytes]:
+    latest: list[dict[str, int]] = []
+    changed = asyncio.Event()
+
+    def on_progress(counts: Counts) -> None:
+        # Coalesced: a slow client sees the newest counts, not a backlog of every file.
+        latest[:] = [counts.as_dict()]
+        changed.set()
+
+    seq = 0
+    queued = service.busy
+    task = service.start_refresh(folder, on_progress)
+    yield _frame(seq, "refresh.started", {"root": folder, "queued": queued}, fmt)
+    while not task.done():
+        waiter = asyncio.ensure_future(changed.wait())
+        await asyncio.wait([waiter, task], return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if changed.is_set() and latest:
+            changed.clear()
+            seq += 1
+            yield _frame(seq, "progress", latest[0], fmt)
+    seq += 1
+    try:
+        result = task.result()
+    except ApiProblem as err:
+        yield _frame(seq, "error", {"code": "corpus_unavailable", "message": err.detail}, fmt)
+        return
+    yield _frame(seq, "refresh.completed", _final(result), fmt)
+
+
+@router.post(
+    "/corpus/refresh",
+    responses={
+        200: {
+            "description": "Progress as an event stream (SSE by default, NDJSON on request) or, "
+            "with `Accept: application/json`, the final counts. A refresh already running is "
+            "waited for (one at a time). Events: see docs/api.md.",
+            "content": {"text/event-stream": {}, "application/x-ndjson": {}},
+        },
+        **_PROBLEMS,
+    },
+)
+async def corpus_refresh(
+    body: RefreshRequest,
+    service: ServiceDep,
+    accept: Annotated[str | None, Header()] = None,
+) -> Response:
+    """Index a folder (CORPUS_DIR by default) incrementally: add, update and remove documents."""
+    fmt = negotiate(accept)
+    folder = service.resolve(body.path)
+    if fmt != "json":
+        media = "text/event-stream" if fmt == "sse" else "application/x-ndjson"
+        return StreamingResponse(
+            _stream(service, folder, fmt),
+            media_type=media,
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+    # Shielded: a client that goes away does not cancel the refresh half-way.
+    result = await asyncio.shield(service.start_refresh(folder))
+    return JSONResponse(_final(result))

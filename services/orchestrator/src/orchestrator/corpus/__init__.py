@@ -1,0 +1,1 @@
+"""Local documents: walking folders into the ranker corpus and keeping it fresh."""

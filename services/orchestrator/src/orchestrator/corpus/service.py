@@ -1,0 +1,190 @@
+"""The corpus as the app sees it: one refresh at a time, the background refresh of CORPUS_DIR,
+the path policy of the refresh endpoint, and the stats ``GET /v1/corpus`` shows."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from orchestrator.clients.corpus import CorpusClient, CorpusError
+from orchestrator.corpus.indexer import (
+    FolderMissing,
+    Indexer,
+    Progress,
+    RefreshResult,
+)
+from orchestrator.errors import ApiProblem
+
+logger = logging.getLogger(__name__)
+
+# Waits between attempts while the ranker is not answering yet (it may start after us).
+STARTUP_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+# GET /v1/corpus must answer promptly even when the ranker hangs.
+STATS_TIMEOUT_S = 10.0
+
+
+class BadPath(ApiProblem):
+    """No folder to index, or a relative path."""
+
+    status = 422
+    title = "Invalid path"
+
+
+class PathForbidden(ApiProblem):
+    """The path is outside CORPUS_DIR and any-path refreshes are not allowed."""
+
+    status = 403
+    title = "Path not allowed"
+
+
+class PathNotFound(ApiProblem):
+    """The folder to index does not exist."""
+
+    status = 404
+    title = "Folder not found"
+
+
+class CorpusUnavailable(ApiProblem):
+    """The ranker (which holds the corpus) cannot be reached."""
+
+    status = 503
+    title = "Corpus unavailable"
+
+
+class CorpusService:
+    """Serialises refreshes and remembers how the last one went."""
+
+    def __init__(
+        self,
+        corpus: CorpusClient,
+        indexer: Indexer,
+        *,
+        corpus_dir: str,
+        allow_any_path: bool,
+        rescan_s: float,
+    ) -> None:
+        self._corpus = corpus
+        self._indexer = indexer
+        self.corpus_dir = corpus_dir
+        self._allow_any_path = allow_any_path
+        self._rescan_s = rescan_s
+        self._lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[RefreshResult]] = set()
+        self.last: RefreshResult | None = None
+
+    @property
+    def busy(self) -> bool:
+        """True while a refresh runs."""
+        return self._lock.locked()
+
+    def resolve(self, path: str | None) -> str:
+        """The folder a refresh request may index (CORPUS_DIR when ``path`` is empty).
+
+        Raises:
+            BadPath: no path and no CORPUS_DIR, or a relative path (422).
+            PathForbidden: outside CORPUS_DIR without ORCHESTRATOR_CORPUS_ALLOW_ANY_PATH (403).
+            PathNotFound: not a directory (404).
+        """
+        if not path:
+            if not self.corpus_dir:
+                raise BadPath("No path given and CORPUS_DIR is not set.")
+            path = self.corpus_dir
+        if not Path(path).is_absolute():
+            raise BadPath(f"The path must be absolute, got {path!r}.")
+        folder = os.path.normpath(path)
+        root = self.corpus_dir
+        # Compared after resolving symlinks: a link inside CORPUS_DIR must not open /etc.
+        real, real_root = os.path.realpath(folder), os.path.realpath(root) if root else ""
+        inside = bool(root) and (real == real_root or real.startswith(real_root.rstrip("/") + "/"))
+        if not (inside or self._allow_any_path):
+            raise PathForbidden(
+                f"{folder} is outside CORPUS_DIR ({root or 'not set'}); the server indexes only "
+                "that folder unless ORCHESTRATOR_CORPUS_ALLOW_ANY_PATH=true."
+            )
+        if not Path(folder).is_dir():
+            raise PathNotFound(f"{folder} is not a directory on the server.")
+        return folder
+
+    async def refresh(self, folder: str, on_progress: Progress | None = None) -> RefreshResult:
+        """Refresh ``folder``, waiting for a refresh already running to finish first.
+
+        Raises:
+            PathNotFound: the folder vanished before the run started.
+            CorpusUnavailable: the ranker did not answer.
+        """
+        async with self._lock:
+            try:
+                result = await self._indexer.refresh(folder, on_progress)
+            except FolderMissing as err:
+                raise PathNotFound(str(err)) from None
+            except CorpusError as err:
+                raise CorpusUnavailable(f"The ranker holding the corpus failed: {err}") from None
+            self.last = result
+            return result
+
+    def start_refresh(
+        self, folder: str, on_progress: Progress | None = None
+    ) -> asyncio.Task[RefreshResult]:
+        """Refresh ``folder`` in a task of its own: it finishes even if the caller goes away."""
+        task = asyncio.create_task(self.refresh(folder, on_progress))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def aclose(self) -> None:
+        """Cancel refreshes still running (at shutdown); nothing half-done is committed."""
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks))
+
+    async def stats(self) -> dict[str, Any]:
+        """Documents and chunks (staged view), the last commit and the last refresh."""
+        try:
+            docs = await self._corpus.list_documents("", timeout=STATS_TIMEOUT_S)
+        except CorpusError as err:
+            raise CorpusUnavailable(f"The ranker holding the corpus failed: {err}") from None
+        last = self.last
+        committed = last.stats if last is not None else None
+        return {
+            "corpus_dir": self.corpus_dir or None,
+            "documents": len(docs),
+            "chunks": sum(d.chunks for d in docs.values()),
+            "pending": committed.pending if committed else None,
+            "committed_at": committed.committed_at if committed else None,
+            "refreshing": self.busy,
+            "last_refresh": last.as_dict() if last is not None else None,
+        }
+
+    async def run_background(self) -> None:
+        """Refresh CORPUS_DIR now (retrying while the ranker starts), then every rescan period.
+
+        Runs until cancelled (at shutdown); never raises otherwise.
+        """
+        attempt = 0
+        while True:
+            try:
+                result = await self.refresh(self.corpus_dir)
+            except (CorpusUnavailable, PathNotFound) as err:
+                wait = STARTUP_BACKOFF_S[min(attempt, len(STARTUP_BACKOFF_S) - 1)]
+                attempt += 1
+                logger.warning(
+                    "corpus refresh failed; retrying",
+                    extra={"root": self.corpus_dir, "error": err.detail, "retry_in_s": wait},
+                )
+                await asyncio.sleep(wait)
+                continue
+            except Exception:  # a bug must not kill the app's background task silently
+                logger.exception("corpus refresh crashed", extra={"root": self.corpus_dir})
+                result = None
+            attempt = 0
+            if result is not None and result.status != "ok" and not self._rescan_s:
+                # Aborted with no rescan configured: try again later rather than never.
+                await asyncio.sleep(STARTUP_BACKOFF_S[-1])
+                continue
+            if not self._rescan_s:
+                return
+            await asyncio.sleep(self._rescan_s)
