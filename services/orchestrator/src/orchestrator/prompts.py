@@ -61,11 +61,6 @@ _UNTRUSTED = (
 PLAN_SYSTEM = f"""You plan web searches for a question-answering assistant. You get the earlier \
 conversation (possibly empty) and the user's new question. Reply with one JSON object with \
 these fields, in this order:
-- history_sufficiency: whether the earlier conversation already answers the new question.
-  "sufficient" means the earlier answers contain everything needed, so no search is needed.
-  "partial" means they help but something is missing.
-  "insufficient" means they do not answer it; always choose this when there is no earlier \
-conversation.
 - action: "proceed" or "clarify".
   "proceed" means the question can be searched as asked, filling in what it refers to from \
 the earlier conversation. Choose proceed unless you cannot tell what the question is about.
@@ -76,6 +71,11 @@ otherwise null.
 - optimized_query: if action is "proceed", a short web search query for the new question \
 (keywords, at most 12 words), with words like "it" replaced by what they refer to in the \
 earlier conversation; otherwise null.
+- history_sufficiency: whether the earlier conversation already answers the new question.
+  "sufficient" means the earlier answers contain everything needed, so no search is needed.
+  "partial" means they help but something is missing.
+  "insufficient" means they do not answer it; always choose this when there is no earlier \
+conversation.
 {_UNTRUSTED}"""
 
 JUDGE_SYSTEM = f"""You judge whether the given sources answer a question. Reply with one JSON \
