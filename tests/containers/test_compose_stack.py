@@ -73,10 +73,13 @@ class ComposeStack:
     standins: StandIns
     up_s: float
 
-    def compose(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def compose(
+        self, *args: str, timeout: float = 300, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         cmd = [*_compose_cmd(self.project), *args]
+        env = self.env | (env or {})
         return subprocess.run(
-            cmd, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout
+            cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
         )
 
     def container(self, service: str) -> str:
@@ -279,6 +282,24 @@ def test_the_bind_mounted_corpus_is_indexed_on_the_volume(stack: ComposeStack) -
     listing = podman("exec", stack.container("ranker"), "find", "/data", "-user", "10001")
     assert "/data/ranker/corpus/" in listing, listing
     ask_local(url)
+
+
+def test_a_missing_corpus_folder_does_not_stop_the_orchestrator(
+    stack: ComposeStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A checkout without ./corpus (or a CORPUS_DIR not made yet): compose creates the folder
+    (short-syntax bind mounts do) and the container starts with an empty /corpus."""
+    missing = tmp_path_factory.mktemp("absent") / "corpus"
+    probe = "import os; print(sorted(os.listdir('/corpus')))"
+    run = stack.compose(
+        *("run", "--rm", "--no-deps", "-T", "--entrypoint", "python", "orchestrator"),
+        *("-c", probe),
+        env={"CORPUS_DIR": str(missing)},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "[]", run.stdout
+    assert missing.is_dir()
 
 
 def test_report_compose_numbers(stack: ComposeStack) -> None:
