@@ -113,7 +113,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     suffix = uuid.uuid4().hex[:6]
     network = f"quarry-ct-{suffix}"
     podman("network", "create", network)
-    volumes = {name: f"quarry-ct-{name}-{suffix}" for name in load().get("volumes") or {}}
+    # One podman volume per named volume our services mount (compose makes <project>_<name>).
+    mounted = {str(m).split(":", 1)[0] for s in SERVICES for m in compose[s].get("volumes") or []}
+    volumes = {v: f"quarry-ct-{v}-{suffix}" for v in load().get("volumes") or {} if v in mounted}
     for volume in volumes.values():
         podman("volume", "create", volume)
     host_env = {"CORPUS_DIR": str(corpus_folder(tmp_path_factory.mktemp("stack")))}
