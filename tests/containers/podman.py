@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from tests.policy.compose_policy import interpolate
@@ -78,6 +79,31 @@ def hardening_flags(service: Mapping[str, Any]) -> list[str]:
         if key in check:
             flag = key.replace("_", "-")
             flags.append(f"--health-{flag}={check[key]}")
+    return flags
+
+
+def volume_flags(
+    service: Mapping[str, Any], env: Mapping[str, str], named: Mapping[str, str], base: Path
+) -> list[str]:
+    """``podman run --volume`` flags for a compose service's short-syntax ``volumes``.
+
+    A named volume becomes the podman volume ``named[name]`` (the caller creates one per test
+    run, as compose creates ``<project>_<name>``); a bind mount's host path is interpolated with
+    ``env`` and, when relative, resolved against ``base`` (compose resolves it against the
+    project directory). Modes (``ro``) are kept.
+    """
+    flags: list[str] = []
+    for entry in service.get("volumes") or []:
+        if isinstance(entry, Mapping):
+            raise TypeError(f"long-syntax volume not supported here: {entry}")
+        source, target, *mode = interpolate(str(entry), env).split(":")
+        if source.startswith((".", "/")):
+            host = str((base / source).resolve())
+        elif source in named:
+            host = named[source]
+        else:
+            raise KeyError(f"no podman volume given for the named volume {source!r}")
+        flags.append(f"--volume={':'.join([host, target, *mode])}")
     return flags
 
 

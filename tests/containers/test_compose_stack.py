@@ -28,6 +28,7 @@ import httpx
 import pytest
 
 from services.orchestrator.tests.fakes.fake_llm import Say
+from tests.containers.local_docs import ask_local, assert_note_indexed, corpus_folder, wait_indexed
 from tests.containers.podman import PODMAN, memory_mb, podman
 from tests.containers.standins import PAGES, StandIns
 
@@ -72,10 +73,13 @@ class ComposeStack:
     standins: StandIns
     up_s: float
 
-    def compose(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def compose(
+        self, *args: str, timeout: float = 300, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         cmd = [*_compose_cmd(self.project), *args]
+        env = self.env | (env or {})
         return subprocess.run(
-            cmd, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout
+            cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
         )
 
     def container(self, service: str) -> str:
@@ -131,7 +135,7 @@ def podman_socket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def stack(podman_socket: str) -> Iterator[ComposeStack]:
+def stack(podman_socket: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ComposeStack]:
     project = f"quarry-cc-{uuid.uuid4().hex[:6]}"
     net = f"10.{random.randint(160, 250)}.{random.randint(0, 255)}"
     gateway = f"{net}.1"
@@ -143,6 +147,8 @@ def stack(podman_socket: str) -> Iterator[ComposeStack]:
         "SEARXNG_SECRET": secrets.token_hex(32),
         "QUARRY_PORT": str(port),
         "LLM_MODEL": "fake-model",
+        # compose.yaml bind-mounts ${CORPUS_DIR:-./corpus} read-only at /corpus.
+        "CORPUS_DIR": str(corpus_folder(tmp_path_factory.mktemp("compose"))),
         "STANDIN_IMAGE": os.environ.get(
             "QUARRY_STANDIN_IMAGE", "localhost/quarry-python:3.11-bookworm"
         ),
@@ -268,6 +274,32 @@ def test_one_question_through_compose(stack: ComposeStack) -> None:
     while not set(stack.standins.page_requests) & set(PAGES) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert set(stack.standins.page_requests) & set(PAGES)
+
+
+def test_the_bind_mounted_corpus_is_indexed_on_the_volume(stack: ComposeStack) -> None:
+    url = f"http://127.0.0.1:{stack.port}"
+    assert_note_indexed(wait_indexed(url))
+    listing = podman("exec", stack.container("ranker"), "find", "/data", "-user", "10001")
+    assert "/data/ranker/corpus/" in listing, listing
+    ask_local(url)
+
+
+def test_a_missing_corpus_folder_does_not_stop_the_orchestrator(
+    stack: ComposeStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A checkout without ./corpus (or a CORPUS_DIR not made yet): compose creates the folder
+    (short-syntax bind mounts do) and the container starts with an empty /corpus."""
+    missing = tmp_path_factory.mktemp("absent") / "corpus"
+    probe = "import os; print(sorted(os.listdir('/corpus')))"
+    run = stack.compose(
+        *("run", "--rm", "--no-deps", "-T", "--entrypoint", "python", "orchestrator"),
+        *("-c", probe),
+        env={"CORPUS_DIR": str(missing)},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "[]", run.stdout
+    assert missing.is_dir()
 
 
 def test_report_compose_numbers(stack: ComposeStack) -> None:

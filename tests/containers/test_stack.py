@@ -3,8 +3,10 @@
 Run by ``make test-containers`` (scripts/test_containers.sh builds the images first); skipped
 elsewhere. Each container gets the hardening flags of its compose.yaml service (read-only root,
 cap_drop ALL, no-new-privileges, tmpfs, memory and pid limits, the compose health check), and
-the orchestrator is published on 127.0.0.1 only. SearXNG, the LLM and the web pages are stand-ins
-on the host. Image sizes, cold start to healthy and idle memory go to build/test-containers.json.
+the orchestrator is published on 127.0.0.1 only. The compose volumes are mounted too: a podman
+volume for the ranker's /data (its corpus index), a temporary folder with one Markdown note as the
+orchestrator's read-only /corpus. SearXNG, the LLM and the web pages are stand-ins on the host.
+Image sizes, cold start to healthy and idle memory go to build/test-containers.json.
 """
 
 from __future__ import annotations
@@ -27,11 +29,20 @@ import httpx
 import pytest
 
 from services.orchestrator.tests.fakes.fake_llm import Say
+from tests.containers.local_docs import (
+    ask_local,
+    assert_note_indexed,
+    corpus_folder,
+    corpus_stats,
+    wait_indexed,
+)
 from tests.containers.podman import (
+    PODMAN,
     environment,
     hardening_flags,
     memory_mb,
     podman,
+    volume_flags,
     wait_healthy,
 )
 from tests.containers.standins import PAGES, StandIns
@@ -66,14 +77,23 @@ class Stack:
     port: int
     standins: StandIns
     traces: Receiver
+    # compose's named volumes -> this run's podman volumes; the host env compose interpolates.
+    volumes: dict[str, str]
+    host_env: dict[str, str]
     cold_start_s: dict[str, float] = field(default_factory=dict)
     idle_memory_mb: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        """The orchestrator's published address."""
+        return f"http://127.0.0.1:{self.port}"
 
 
 def _run(stack: Stack, service: str, compose_service: dict[str, Any], env: dict[str, str]) -> None:
     args = ["run", "-d", "--name", stack.names[service], "--network", stack.network]
     args += ["--network-alias", service, *hardening_flags(compose_service)]
     args += ["--log-opt", "max-size=10mb"]
+    args += volume_flags(compose_service, stack.host_env, stack.volumes, ROOT)
     for key, value in env.items():
         args += ["--env", f"{key}={value}"]
     if service == "orchestrator":
@@ -88,11 +108,17 @@ def _start_and_wait(stack: Stack, service: str, svc: dict[str, Any], env: dict[s
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[Stack]:
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     compose = load()["services"]
     suffix = uuid.uuid4().hex[:6]
     network = f"quarry-ct-{suffix}"
     podman("network", "create", network)
+    # One podman volume per named volume our services mount (compose makes <project>_<name>).
+    mounted = {str(m).split(":", 1)[0] for s in SERVICES for m in compose[s].get("volumes") or []}
+    volumes = {v: f"quarry-ct-{v}-{suffix}" for v in load().get("volumes") or {} if v in mounted}
+    for volume in volumes.values():
+        podman("volume", "create", volume)
+    host_env = {"CORPUS_DIR": str(corpus_folder(tmp_path_factory.mktemp("stack")))}
     gateway = podman(
         "network", "inspect", network, "--format", "{{range .Subnets}}{{.Gateway}}{{end}}"
     ).strip()
@@ -104,7 +130,7 @@ def stack() -> Iterator[Stack]:
     relay_ports = {name: _free_port() for name in ("searxng", "llm", "pages", "otlp")}
     otlp_port = int(traces.endpoint.rsplit(":", 1)[1])
     standins = StandIns(gateway, relay_ports, extra={"otlp": otlp_port})
-    stack = Stack(network, gateway, names, _free_port(), standins, traces)
+    stack = Stack(network, gateway, names, _free_port(), standins, traces, volumes, host_env)
     base_env = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://{gateway}:{relay_ports['otlp']}"}
     # Export spans within 0.2 s instead of the SDK's 5 s batch delay.
     fast_export = {"OTEL_BSP_SCHEDULE_DELAY": "200"}
@@ -143,6 +169,8 @@ def stack() -> Iterator[Stack]:
                 print(podman("logs", "--tail", "30", name, check=False))  # noqa: T201
             podman("rm", "-f", "-t", "5", name, check=False)
         podman("network", "rm", "-f", network, check=False)
+        for volume in volumes.values():
+            podman("volume", "rm", "-f", volume, check=False)
         stack.standins.stop()
         cleanup.close()
 
@@ -258,6 +286,31 @@ def test_the_question_is_one_trace_across_the_containers(stack: Stack) -> None:
         time.sleep(0.2)
 
 
+def test_the_mounted_corpus_is_indexed_into_the_rankers_volume(stack: Stack) -> None:
+    """The orchestrator indexed its read-only /corpus at start; the ranker committed to /data."""
+    assert_note_indexed(wait_indexed(stack.url))
+    # The commit landed on the volume, owned by the service user, not in the container's tmpfs.
+    listing = podman("exec", stack.names["ranker"], "find", "/data", "-user", USER_UID)
+    assert "/data/ranker/corpus/" in listing, listing
+    # /corpus is read-only inside the orchestrator.
+    probe = "open('/corpus/x', 'w')"
+    denied = subprocess.run(
+        [PODMAN, "exec", stack.names["orchestrator"], "python", "-c", probe],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert denied.returncode != 0
+    assert "Read-only file system" in denied.stderr, denied.stderr
+
+
+def test_a_local_question_cites_the_mounted_document(stack: Stack) -> None:
+    wait_indexed(stack.url)
+    searches = len(stack.standins.searxng.queries)
+    ask_local(stack.url)
+    assert len(stack.standins.searxng.queries) == searches  # local only: SearXNG not asked
+
+
 def test_report_numbers(stack: Stack) -> None:
     sizes = {
         s: int(podman("image", "inspect", "--format", "{{.Size}}", f"localhost/quarry-{s}:{TAG}"))
@@ -273,3 +326,15 @@ def test_report_numbers(stack: Stack) -> None:
     REPORT.parent.mkdir(exist_ok=True)
     REPORT.write_text(json.dumps(report, indent=2) + "\n")
     assert all(v > 0 for v in report["idle_memory_mb"].values())
+
+
+def test_the_index_survives_a_ranker_restart(stack: Stack) -> None:
+    """Last (it restarts a container): the ranker loads its committed index from the volume."""
+    wait_indexed(stack.url)
+    name = stack.names["ranker"]
+    podman("restart", "-t", "5", name)
+    wait_healthy(name, time.monotonic())
+    # Nothing re-indexes (no rescan): the count comes from what the ranker loaded at start.
+    stats = corpus_stats(stack.url)
+    assert stats["documents"] == 1, stats
+    assert not stats["refreshing"], stats

@@ -138,16 +138,6 @@ def _print_sources(run: Run, out: TextIO) -> None:
     out.flush()
 
 
-def _problem_message(reply: httpx.Response) -> str:
-    try:
-        body = reply.json()
-    except ValueError:
-        return f"HTTP {reply.status_code}"
-    if isinstance(body, dict):
-        return str(body.get("detail") or body.get("title") or f"HTTP {reply.status_code}")
-    return f"HTTP {reply.status_code}"
-
-
 def _request_body(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {"query": args.question}
     if args.session:
@@ -162,7 +152,7 @@ def _ask_json(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> in
         "/v1/search", json=_request_body(args), headers={"Accept": "application/json"}
     )
     if reply.status_code >= 400:
-        sys.stderr.write(f"quarry: {_problem_message(reply)}\n")
+        sys.stderr.write(f"quarry: {cli_index.problem_message(reply)}\n")
         return EXIT_USAGE if reply.status_code < 500 else EXIT_FAILED
     result = reply.json()
     out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
@@ -177,7 +167,7 @@ def _ask_stream(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> 
     with client.stream("POST", "/v1/search", json=_request_body(args), headers=headers) as reply:
         if reply.status_code >= 400:
             reply.read()
-            sys.stderr.write(f"quarry: {_problem_message(reply)}\n")
+            sys.stderr.write(f"quarry: {cli_index.problem_message(reply)}\n")
             return EXIT_USAGE if reply.status_code < 500 else EXIT_FAILED
         for line in reply.iter_lines():
             if not line.strip():

@@ -47,7 +47,8 @@ def _summary(result: dict[str, Any]) -> str:
     return line
 
 
-def _problem(reply: httpx.Response) -> str:
+def problem_message(reply: httpx.Response) -> str:
+    """The ``detail`` of a problem+json reply (shared with ``quarry ask``), else the status."""
     try:
         body = reply.json()
     except ValueError:
@@ -79,7 +80,7 @@ def run_index(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> in
     with client.stream("POST", "/v1/corpus/refresh", json=_body(args), headers=headers) as reply:
         if reply.status_code >= 400:
             reply.read()
-            err.write(f"quarry: {_problem(reply)}\n")
+            err.write(f"quarry: {problem_message(reply)}\n")
             return EXIT_USAGE if reply.status_code < 500 else EXIT_FAILED
         for line in reply.iter_lines():
             if not line.strip():
