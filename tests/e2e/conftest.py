@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.conftest import free_port
+from tests.e2e.local_notes import write_notes
 from tests.e2e.proxy import CountingProxy, counting_proxy
 from tests.e2e.searx import run_searx, searx_available
 from tests.e2e.stack import Stack, llm_env, run_llm, run_stack
@@ -60,6 +61,12 @@ def llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CountingProxy]:
 def stack(
     searx: str, llm: CountingProxy, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
-    """`make run` (scripts/run.py) over the fixture web, using the session's LLM."""
-    with run_stack(tmp_path_factory.mktemp("stack"), searx, **llm_env(llm.url)) as running:
+    """`make run` (scripts/run.py) over the fixture web, using the session's LLM.
+
+    It also indexes a folder of local notes (CORPUS_DIR); questions search the web unless they
+    ask for ``options.sources``, so the web tests see only fixture pages.
+    """
+    corpus = write_notes(tmp_path_factory.mktemp("notes"))
+    env = llm_env(llm.url) | {"CORPUS_DIR": str(corpus), "ORCHESTRATOR_SOURCES": "web"}
+    with run_stack(tmp_path_factory.mktemp("stack"), searx, **env) as running:
         yield running
