@@ -46,7 +46,7 @@ run: setup ## Run the stack locally (reader, ranker, orchestrator)
 	$(PY) -m scripts.run
 
 test: setup proto-check lint ## Install everything, check contracts and lint, run every test
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -rs -p no:cacheprovider
 
 test-unit: setup ## Unit and gRPC tests only (fast)
 	$(PY) -m pytest -q -m "not e2e" services libs
