@@ -5,7 +5,9 @@ bm25s gets a fresh in-memory index per call, built from term counts this module 
 re-stems every call, most of its cost). Only query terms can score, so the vocabulary
 handed to bm25s is the query's terms plus one id standing for every other token: document
 lengths, ``N`` and every query term's ``df`` are exactly those of a full index, and so
-are the scores.
+are the scores. Each bag holds only the query-term ids and one "other" id, with ``len()``
+giving the true length (see ``_Bag``): bm25s's index build fell from 15 to 5 ms for 340
+chunks of 460 words (bench/ranker).
 """
 
 from __future__ import annotations
@@ -41,19 +43,39 @@ class ChunksParams:
     max_chunks: int = MAX_CHUNKS
 
 
+class _Bag(list[int]):
+    """A document's query-term ids (each repeated tf times) plus one "other" id, whose
+    ``len()`` is the document's true length.
+
+    bm25s 0.3 reads a document only through ``len()`` (its length) and iteration (term
+    counts, document frequencies), and only query terms are ever scored, so the tf of the
+    "other" id is irrelevant: scores equal those of the full bag of ``len`` ids, without
+    building and counting a list as long as the text (the oracle tests pin this equality).
+    """
+
+    def __init__(self, ids: list[int], length: int) -> None:
+        super().__init__(ids)
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+
 def _bags(counts: Counts) -> list[list[int]]:
-    """Per document, a bag of ids as long as the document: query term j -> j, any other
-    token -> one shared "other" id. Order within a bag does not matter to BM25."""
+    """Per document, its query-term ids (term j -> j, repeated tf times) and, when other
+    tokens exist, the one "other" id; ``len()`` of each is the document's length."""
     n_terms = counts.shape[1] - 1
     tfs = counts[:, :n_terms]
-    bags: list[list[int]] = [[] for _ in range(counts.shape[0])]
+    ids: list[list[int]] = [[] for _ in range(counts.shape[0])]
     docs, terms = np.nonzero(tfs)
     for doc, term, tf in zip(docs.tolist(), terms.tolist(), tfs[docs, terms].tolist(), strict=True):
-        bags[doc] += [term] * tf
-    rest = counts[:, n_terms] - tfs.sum(axis=1)
-    for bag, n in zip(bags, rest.tolist(), strict=True):
-        bag += [n_terms] * n
-    return bags
+        ids[doc] += [term] * tf
+    lengths = counts[:, n_terms].tolist()
+    rest = (counts[:, n_terms] - tfs.sum(axis=1)).tolist()
+    return [
+        _Bag([*bag, n_terms] if n > 0 else bag, length)
+        for bag, n, length in zip(ids, rest, lengths, strict=True)
+    ]
 
 
 def scores_from_counts(counts: Counts) -> list[float]:
