@@ -232,8 +232,11 @@ def main() -> None:
         Service("orchestrator", [py, "-m", "orchestrator"], env),
     ]
     port = os.environ.get("ORCHESTRATOR_PORT", "8080")
+    api = f"http://127.0.0.1:{port}"
+    # The CLI defaults to port 8080; on another port the command must name the API.
+    quarry = ".venv/bin/quarry" + ("" if port == "8080" else f" --url {api}")
     banner = (
-        f'\nQuarry API: http://127.0.0.1:{port}   ask: .venv/bin/quarry ask "…"\n'
+        f'\nQuarry API: {api}   ask: {quarry} ask "…"\n'
         f"{choice.banner}\n{_search_banner(searx_url, searx_state)}{corpus_banner}"
         "(Ctrl-C stops everything)\n\n"
     )

@@ -57,6 +57,8 @@ def test_banner_names_the_embedded_model_and_the_search_engine(
     assert "its search decisions are meaningless" in out
     assert f"Search: SearXNG at {searx} (reachable)" in out
     assert f"Quarry API: {stack.api}" in out
+    # The stack runs on a free port, so the printed command must name it to work.
+    assert f"ask: .venv/bin/quarry --url {stack.api} ask" in out
 
 
 def test_one_question_is_one_trace_across_the_services(
