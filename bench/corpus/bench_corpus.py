@@ -15,9 +15,7 @@ import argparse
 import os
 import random
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +27,6 @@ import bm25s
 import grpc
 import numpy as np
 import Stemmer
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 from quarry.v1 import ranker_pb2, ranker_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +38,7 @@ from ranker.corpus.corpus import Corpus  # noqa: E402
 from ranker.corpus.types import Document  # noqa: E402
 
 from bench.ranker import corpus as docstrings  # noqa: E402 -- after sys.path
+from bench.ranker.server import start_ranker  # noqa: E402
 
 STEMMER = Stemmer.Stemmer("english")
 BATCH = 256  # documents per IndexDocuments call, as an indexer would send them
@@ -126,29 +124,6 @@ class Baseline:
 # --- gRPC: the real server in its own process ------------------------------------------
 
 
-def start_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """Start ``python -m ranker`` with a data dir on a free loopback port; wait for SERVING."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    env.update(RANKER_PORT=str(port), RANKER_LOG_LEVEL="WARNING", RANKER_DATA_DIR=str(data_dir))
-    proc = subprocess.Popen([sys.executable, "-m", "ranker"], env=env, cwd=ROOT)
-    deadline = time.monotonic() + 60
-    with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
-        while time.monotonic() < deadline:
-            try:
-                reply = health_pb2_grpc.HealthStub(ch).Check(
-                    health_pb2.HealthCheckRequest(), timeout=1
-                )
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    return proc, port
-            except grpc.RpcError:
-                time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("ranker did not become SERVING")
-
-
 def to_pb(d: Document) -> ranker_pb2.Document:
     """The Document message an indexer sends."""
     return ranker_pb2.Document(
@@ -181,7 +156,7 @@ def grpc_run(docs: list[Document], reps: int) -> None:
     """Index + commit through gRPC, search latency, then a restart's load time."""
     data = Path(tempfile.mkdtemp(prefix="bench-corpus-grpc-"))
     try:
-        proc, port = start_server(data)
+        proc, port = start_ranker(RANKER_DATA_DIR=str(data))
         opts = [("grpc.max_send_message_length", GRPC_MAX)]
         try:
             with grpc.insecure_channel(f"127.0.0.1:{port}", options=opts) as ch:
@@ -201,7 +176,7 @@ def grpc_run(docs: list[Document], reps: int) -> None:
             proc.terminate()
             proc.wait(30)
         start = time.perf_counter()
-        proc, port = start_server(data)
+        proc, port = start_ranker(RANKER_DATA_DIR=str(data))
         ready = time.perf_counter() - start
         proc.terminate()
         proc.wait(30)

@@ -12,9 +12,7 @@ import argparse
 import asyncio
 import inspect
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -46,6 +44,7 @@ from ranker.service import (  # noqa: E402
 from ranker.urls import merge_duplicates, normalize_url  # noqa: E402
 
 from bench.ranker import corpus  # noqa: E402 -- after sys.path
+from bench.ranker.server import start_ranker  # noqa: E402
 
 STEMMER = Stemmer.Stemmer("english")
 
@@ -135,29 +134,6 @@ def baseline_chunks(query: str, pages: list[Page], top_k: int = 8) -> list[int]:
 
 
 # --- gRPC: the real server in its own process ------------------------------------------
-
-
-def start_server() -> tuple[subprocess.Popen[bytes], int]:
-    """Start ``python -m ranker`` on a free loopback port and wait until SERVING."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    env.update(RANKER_PORT=str(port), RANKER_LOG_LEVEL="WARNING")
-    proc = subprocess.Popen([sys.executable, "-m", "ranker"], env=env, cwd=ROOT)
-    deadline = time.monotonic() + 30
-    with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
-        while time.monotonic() < deadline:
-            try:
-                reply = health_pb2_grpc.HealthStub(ch).Check(
-                    health_pb2.HealthCheckRequest(), timeout=1
-                )
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    return proc, port
-            except grpc.RpcError:
-                time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("ranker did not become SERVING")
 
 
 def results_request(query: str, results: list[SearchResult]) -> ranker_pb2.RankResultsRequest:
@@ -345,7 +321,7 @@ async def main() -> None:
     pages = corpus.pages(30, 5000)
     print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     await bench_analyser([c.text for c in chunk_pages(pages)], max(3, reps_big // 4))
-    proc, port = start_server()
+    proc, port = start_ranker(deadline_s=30)
     try:
         async with grpc.aio.insecure_channel(
             f"127.0.0.1:{port}", options=[("grpc.max_receive_message_length", 64 << 20)]
