@@ -13,11 +13,8 @@ import pytest_asyncio
 from quarry_common.grpc_server import GrpcServer
 from ranker.config import Settings as RankerSettings
 from ranker.server import build_server as build_ranker
-from reader.config import Settings as ReaderSettings
-from reader.server import build_server as build_reader
 
-from services.orchestrator.tests.fakes._http import TinyHTTPServer
-from services.orchestrator.tests.integration.support import World, serve_pages
+from services.orchestrator.tests.integration.support import World, serve_world
 from services.reader.tests.pages import make_pdf
 
 FACT = "The lighthouse keeper's passphrase is amber-falcon-42."
@@ -31,19 +28,9 @@ def ranker_server(data_dir: str) -> GrpcServer:
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def corpus_world() -> AsyncIterator[World]:
     """Pages, a real reader and a corpus-holding ranker, shared by a module."""
-    pages = TinyHTTPServer(serve_pages)
-    await pages.start()
-    reader = build_reader(ReaderSettings(port=0, allow_private_networks=True, workers=1))
     with tempfile.TemporaryDirectory() as data_dir:
-        ranker = ranker_server(data_dir)
-        try:
-            reader_port = await reader.start()
-            ranker_port = await ranker.start()
-            yield World(pages.url, f"127.0.0.1:{reader_port}", f"127.0.0.1:{ranker_port}")
-        finally:
-            await reader.stop(0)
-            await ranker.stop(0)
-            await pages.stop()
+        async with serve_world(ranker_server(data_dir)) as running:
+            yield running
 
 
 def make_folder(root: Path, good: int) -> dict[str, int]:

@@ -16,6 +16,7 @@ import pytest_asyncio
 from fastapi import FastAPI
 from orchestrator.app import create_app
 from orchestrator.config import Settings
+from quarry_common.grpc_server import GrpcServer
 from ranker.config import Settings as RankerSettings
 from ranker.server import build_server as build_ranker
 from reader.config import Settings as ReaderSettings
@@ -59,12 +60,12 @@ async def serve_pages(request: Request) -> Response:
     return Response(200, page_html(topic), "text/html; charset=utf-8")
 
 
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def world() -> AsyncIterator[World]:
+@asynccontextmanager
+async def serve_world(ranker: GrpcServer) -> AsyncIterator[World]:
+    """The fixture pages, a real reader and ``ranker``, running until the block ends."""
     pages = TinyHTTPServer(serve_pages)
     await pages.start()
     reader = build_reader(ReaderSettings(port=0, allow_private_networks=True, workers=1))
-    ranker = build_ranker(RankerSettings(port=0))
     try:
         reader_port = await reader.start()
         ranker_port = await ranker.start()
@@ -73,6 +74,12 @@ async def world() -> AsyncIterator[World]:
         await reader.stop(0)
         await ranker.stop(0)
         await pages.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def world() -> AsyncIterator[World]:
+    async with serve_world(build_ranker(RankerSettings(port=0))) as running:
+        yield running
 
 
 def results_for(
