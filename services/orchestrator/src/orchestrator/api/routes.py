@@ -19,6 +19,7 @@ from orchestrator.api.models import (
     SearchResult,
     SessionView,
 )
+from orchestrator.api.ratelimit import enforce
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.errors import NotAcceptable, SessionNotFound
@@ -38,7 +39,7 @@ _ACCEPT: dict[str, Format] = {
 }
 _PROBLEMS: dict[int | str, dict[str, Any]] = {
     code: {"model": Problem, "content": {"application/problem+json": {}}}
-    for code in (400, 404, 406, 413, 415, 422)
+    for code in (400, 401, 404, 406, 413, 415, 422, 429)
 }
 
 
@@ -92,6 +93,7 @@ async def search(
 ) -> Response:
     """Answer a question: plan, search, read, judge, and stream a cited answer."""
     fmt = negotiate(accept)
+    notice = await enforce(request, "questions")
     session_id = body.session_id or uuid.uuid4().hex
     run_id = uuid.uuid4().hex
     opts = body.options
@@ -105,6 +107,8 @@ async def search(
     )
 
     async def run(sink: EventSink) -> None:
+        if notice is not None:
+            sink.warn_after_start(notice.code, notice.message)
         async with runtime.sessions.use(session_id) as session:
             outcome = await run_question(
                 runtime.deps,
@@ -123,7 +127,7 @@ async def search(
         logger.info("run finished", extra={"run_id": run_id, "status": outcome.status})
 
     if fmt != "json":
-        return EventStreamResponse(run, fmt)
+        return EventStreamResponse(run, fmt, keepalive_s=runtime.deps.settings.keepalive_s)
     collector = ResultCollector()
 
     async def on_event(event: Event) -> None:
