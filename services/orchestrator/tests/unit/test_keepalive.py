@@ -71,5 +71,7 @@ async def test_an_idle_stream_gets_keep_alive_comments() -> None:
 
 async def test_a_stream_idle_for_20_s_receives_a_keep_alive_at_the_default_interval() -> None:
     lines = await _stream(judge_delay=20.0)
-    assert lines.count(": keep-alive") == 1  # at 15 s; nothing else was sent in between
+    # At 15 s into the judge's 20 s of silence (another only if the machine stalls elsewhere).
+    assert ": keep-alive" in lines
+    assert lines.index(": keep-alive") < lines.index("event: judge")
     assert "event: run.completed" in lines
