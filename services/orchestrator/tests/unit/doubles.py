@@ -9,8 +9,9 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
 import grpc
-from orchestrator.agent.ports import Checked, Decision, Evidence
-from orchestrator.clients.searxng_types import SearchHit, SearchResponse, SearxngError
+from orchestrator.agent.domain import Evidence, SearchHit, SearchResponse
+from orchestrator.agent.ports import Checked, Decision
+from orchestrator.clients.searxng import SearxngError
 from orchestrator.llm.base import LLMError
 from orchestrator.schemas import Judgement, Plan
 from orchestrator.sessions import Turn

@@ -8,9 +8,9 @@ from contextlib import asynccontextmanager
 
 import grpc
 import pytest
-from orchestrator.clients.ranker import PageText, RankerClient, RankerUnavailable
-from orchestrator.clients.reader import ReaderClient, ReaderUnavailable
-from orchestrator.clients.searxng_types import SearchHit
+from orchestrator.agent.domain import PageText, RankerUnavailable, ReaderUnavailable, SearchHit
+from orchestrator.clients.ranker import RankerClient
+from orchestrator.clients.reader import ReaderClient
 from quarry.v1 import reader_pb2
 
 from services.orchestrator.tests.unit.corpus_doubles import FakeCorpusRanker

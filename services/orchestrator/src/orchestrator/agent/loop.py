@@ -8,9 +8,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.agent.domain import Evidence
 from orchestrator.agent.judge import judge_step
 from orchestrator.agent.plan import plan_step
-from orchestrator.agent.ports import Evidence
 from orchestrator.agent.read import cancel_and_wait, chunks_step, read_pages
 from orchestrator.agent.search import rank_step, search_step
 from orchestrator.agent.state import Deps, RunOptions, RunState

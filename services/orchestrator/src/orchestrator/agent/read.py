@@ -7,11 +7,16 @@ import logging
 import time
 from collections.abc import Sequence
 
+from orchestrator.agent.domain import (
+    CorpusError,
+    PageRead,
+    PageText,
+    Passage,
+    RankerUnavailable,
+    ReaderUnavailable,
+)
 from orchestrator.agent.fusion import origin_of
 from orchestrator.agent.state import RunState
-from orchestrator.clients.corpus import CorpusError
-from orchestrator.clients.ranker import Chunk, PageText, RankerUnavailable
-from orchestrator.clients.reader import PageRead, ReaderUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -107,8 +112,8 @@ async def cancel_and_wait(task: asyncio.Task[None]) -> None:
         logger.error("background task failed", exc_info=task.exception())
 
 
-def _fallback_chunks(pages: Sequence[PageRead], top_k: int) -> list[Chunk]:
-    return [Chunk(p.url, p.title, p.markdown[:FALLBACK_CHUNK_CHARS]) for p in pages[:top_k]]
+def _fallback_chunks(pages: Sequence[PageRead], top_k: int) -> list[Passage]:
+    return [Passage(p.url, p.title, p.markdown[:FALLBACK_CHUNK_CHARS]) for p in pages[:top_k]]
 
 
 async def chunks_step(state: RunState) -> None:

@@ -10,12 +10,9 @@ from typing import Any
 
 from opentelemetry import trace
 
-from orchestrator.agent.ports import Brain, Evidence, Searcher
+from orchestrator.agent.domain import Evidence, PageRead, Passage, SearchHit
+from orchestrator.agent.ports import Brain, Corpus, Ranker, Reader, Searcher
 from orchestrator.budget import Deadline
-from orchestrator.clients.corpus import CorpusClient
-from orchestrator.clients.ranker import Chunk, RankerClient
-from orchestrator.clients.reader import PageRead, ReaderClient
-from orchestrator.clients.searxng_types import SearchHit
 from orchestrator.config import Settings
 from orchestrator.events import EventSink
 from orchestrator.sessions import Turn
@@ -43,10 +40,10 @@ class Deps:
     settings: Settings
     brain: Brain
     searcher: Searcher
-    reader: ReaderClient
-    ranker: RankerClient
+    reader: Reader
+    ranker: Ranker
     # The ranker's corpus (local documents); None when the app has none wired.
-    corpus: CorpusClient | None = None
+    corpus: Corpus | None = None
 
 
 @dataclass
@@ -64,7 +61,7 @@ class RunState:
     seen_urls: set[str] = field(default_factory=set)
     pages: dict[str, PageRead] = field(default_factory=dict)
     attempted: set[str] = field(default_factory=set)
-    chunks: list[Chunk] = field(default_factory=list)
+    chunks: list[Passage] = field(default_factory=list)
     reader_down: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
 

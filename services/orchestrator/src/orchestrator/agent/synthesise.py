@@ -6,8 +6,9 @@ import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
+from orchestrator.agent.domain import Evidence
 from orchestrator.agent.fusion import origin_of
-from orchestrator.agent.ports import Checked, Evidence
+from orchestrator.agent.ports import Checked
 from orchestrator.agent.state import RunState
 
 EXCERPT_CHARS = 300

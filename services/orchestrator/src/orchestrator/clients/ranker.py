@@ -1,46 +1,18 @@
-"""gRPC client for quarry.v1.Ranker: results reranking and chunk selection."""
+"""The ranker adapter (agent port Ranker): quarry.v1.Ranker results reranking and passages."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from quarry.v1 import ranker_pb2, ranker_pb2_grpc
 
-from orchestrator.clients.searxng_types import SearchHit
+from orchestrator.agent.domain import PageText, Passage, RankerUnavailable, SearchHit
 
 logger = logging.getLogger(__name__)
-
-
-class RankerUnavailable(Exception):
-    """The ranker failed the call; the loop falls back to engine order or page order."""
-
-    def __init__(self, code: str) -> None:
-        super().__init__(f"ranker unavailable ({code})")
-        self.code = code
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """A passage of a page the ranker picked."""
-
-    url: str
-    title: str
-    text: str
-    score: float = 0.0
-
-
-@dataclass(frozen=True)
-class PageText:
-    """A page handed to RankChunks."""
-
-    url: str
-    title: str
-    markdown: str
 
 
 class RankerClient:
@@ -100,7 +72,7 @@ class RankerClient:
 
     async def rank_chunks(
         self, query: str, pages: Sequence[PageText], *, top_k: int, timeout: float
-    ) -> list[Chunk]:
+    ) -> list[Passage]:
         """Return the best ``top_k`` passages over ``pages``, one per URL.
 
         Raises:
@@ -117,7 +89,7 @@ class RankerClient:
                 reply = await self._stub.RankChunks(request, timeout=timeout)
         except grpc.aio.AioRpcError as err:
             raise _unavailable(err) from None
-        return [Chunk(c.url, c.title, c.text, c.score) for c in reply.chunks]
+        return [Passage(c.url, c.title, c.text, c.score) for c in reply.chunks]
 
     async def ping(self, *, timeout: float) -> bool:
         """True when the ranker's health service reports SERVING."""
