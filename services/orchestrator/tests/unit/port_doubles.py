@@ -72,6 +72,8 @@ class PortRanker:
         self.up = up
         self.calls: list[str] = []
         self.corpus = CorpusState()
+        # (queries, budget_tokens) of each rank_passages call.
+        self.passage_calls: list[tuple[list[str], int]] = []
 
     def _check_up(self) -> None:
         if not self.up:
@@ -97,6 +99,23 @@ class PortRanker:
         q = _words(query)
         ordered = sorted(pages, key=lambda p: -len(q & _words(p.markdown)))
         return [Passage(p.url, p.title, p.markdown[:1000], 1.0) for p in ordered[:top_k]]
+
+    async def rank_passages(
+        self,
+        queries: Sequence[str],
+        pages: Sequence[PageText],
+        *,
+        budget_tokens: int,
+        passage_words: int,
+        timeout: float,
+    ) -> list[Passage]:
+        """Each page's opening as one passage, pages by overlap with all the queries."""
+        self._check_up()
+        self.calls.append("RankPassages")
+        self.passage_calls.append((list(queries), budget_tokens))
+        q = _words(" ".join(queries))
+        ordered = sorted(pages, key=lambda p: -len(q & _words(p.markdown)))
+        return [Passage(p.url, p.title, p.markdown[:1000], 1.0) for p in ordered]
 
 
 @dataclass(frozen=True)

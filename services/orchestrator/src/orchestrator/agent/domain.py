@@ -72,15 +72,8 @@ class Passage:
     title: str
     text: str
     score: float = 0.0
-
-
-@dataclass(frozen=True)
-class LocalDocument:
-    """A local document's stored text, as the corpus returns it."""
-
-    id: str
-    title: str
-    markdown: str
+    # 0-based position of the passage within its page.
+    index: int = 0
 
 
 @dataclass(frozen=True)
@@ -91,6 +84,13 @@ class Evidence:
     title: str
     text: str
     kind: str = "chunk"
+    # The separate texts ``text`` joins (passages, snippet), as shown to the user.
+    passages: tuple[str, ...] = ()
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The texts the model saw for this source."""
+        return self.passages or (self.text,)
 
 
 class SearchFailed(Exception):

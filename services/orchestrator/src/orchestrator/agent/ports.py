@@ -124,6 +124,23 @@ class Ranker(Protocol):
         """
         ...
 
+    async def rank_passages(
+        self,
+        queries: Sequence[str],
+        pages: Sequence[PageText],
+        *,
+        budget_tokens: int,
+        passage_words: int,
+        timeout: float,
+    ) -> list[Passage]:
+        """Passages of ``pages`` for ``queries`` (question first), best first, within
+        ``budget_tokens`` (estimated as characters / 4).
+
+        Raises:
+            RankerUnavailable: the call failed (the loop keeps page order).
+        """
+        ...
+
     async def rank_chunks(
         self, query: str, pages: Sequence[PageText], *, top_k: int, timeout: float
     ) -> list[Passage]:

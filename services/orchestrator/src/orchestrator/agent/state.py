@@ -10,6 +10,7 @@ from typing import Any
 
 from opentelemetry import trace
 
+from orchestrator.agent import evidence
 from orchestrator.agent.domain import Evidence, PageRead, Passage, SearchHit
 from orchestrator.agent.ports import Brain, Corpus, Ranker, Reader, Searcher
 from orchestrator.budget import Deadline
@@ -62,6 +63,8 @@ class RunState:
     pages: dict[str, PageRead] = field(default_factory=dict)
     attempted: set[str] = field(default_factory=set)
     chunks: list[Passage] = field(default_factory=list)
+    # What passages are ranked against: the question, the planner's rewrite, gap queries.
+    queries: list[str] = field(default_factory=list)
     reader_down: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -90,9 +93,32 @@ class RunState:
         """The best search snippets gathered so far, as evidence."""
         return [Evidence(h.url, h.title, h.snippet, "snippet") for h in self.hits[:limit]]
 
+    def add_queries(self, queries: list[str]) -> None:
+        """Remember queries the passages should answer (first seen first)."""
+        for q in queries:
+            if q.strip() and q not in self.queries:
+                self.queries.append(q)
+
+    def kept_snippets(self) -> list[SearchHit]:
+        """The snippets kept as evidence beside passages (none for chunk_per_url)."""
+        if self.settings.evidence != "passages":
+            return []
+        return evidence.snippets_for(self.hits, self.settings.evidence_snippets)
+
+    def passage_budget(self) -> int:
+        """Tokens left for passages once the kept snippets are counted."""
+        left = self.settings.evidence_budget_tokens() - evidence.snippet_tokens(
+            self.kept_snippets()
+        )
+        return max(evidence.MIN_PASSAGE_TOKENS, left)
+
     def chunk_evidence(self) -> list[Evidence]:
-        """The ranked chunks, as evidence."""
-        return [Evidence(c.url, c.title, c.text, "chunk") for c in self.chunks]
+        """The ranked passages (with the best snippets), as evidence."""
+        if self.settings.evidence == "chunk_per_url":
+            return evidence.chunk_per_url(self.chunks)
+        if not self.chunks:
+            return []
+        return evidence.from_passages(self.chunks, self.kept_snippets())
 
     def best_evidence(self) -> list[Evidence]:
         """Chunks when any page was read, else snippets."""

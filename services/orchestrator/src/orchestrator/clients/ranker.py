@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import grpc
@@ -14,6 +16,12 @@ from orchestrator.agent.domain import PageText, Passage, RankerUnavailable, Sear
 
 logger = logging.getLogger(__name__)
 
+# Pages this process believes the ranker holds, by (url, sha256): sent by reference. The
+# ranker's own cache is bounded too, so a stale belief costs one resend, never an error.
+KNOWN_PAGES = 4096
+# The ranker's bound on queries per RankPassages call.
+MAX_QUERIES = 8
+
 
 class RankerClient:
     """Calls the ranker; at most ``limit`` calls in flight process-wide."""
@@ -22,6 +30,7 @@ class RankerClient:
         self._stub = ranker_pb2_grpc.RankerStub(channel)
         self._health = health_pb2_grpc.HealthStub(channel)
         self._limit = limit
+        self._known: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     async def rank_results(
         self, query: str, hits: Sequence[SearchHit], *, top_k: int, timeout: float
@@ -91,6 +100,58 @@ class RankerClient:
             raise _unavailable(err) from None
         return [Passage(c.url, c.title, c.text, c.score) for c in reply.chunks]
 
+    async def rank_passages(
+        self,
+        queries: Sequence[str],
+        pages: Sequence[PageText],
+        *,
+        budget_tokens: int,
+        passage_words: int,
+        timeout: float,
+    ) -> list[Passage]:
+        """RankPassages: a page's text crosses the wire once; afterwards only its hash does
+        (pages the ranker no longer holds come back as ``missing_urls`` and are resent once).
+
+        Raises:
+            RankerUnavailable: on any gRPC error or a timeout.
+        """
+        hashes = [_sha256(p.markdown) for p in pages]
+        wanted = list(dict.fromkeys(q for q in queries if q.strip()))[:MAX_QUERIES]
+        resend: set[str] = set()
+        for _ in range(2):
+            msgs = [
+                ranker_pb2.PassagePage(
+                    url=p.url,
+                    title=p.title,
+                    content_hash=h,
+                    markdown=p.markdown if p.url in resend or (p.url, h) not in self._known else "",
+                )
+                for p, h in zip(pages, hashes, strict=True)
+            ]
+            request = ranker_pb2.RankPassagesRequest(
+                queries=wanted, pages=msgs, budget_tokens=budget_tokens, passage_words=passage_words
+            )
+            try:
+                async with self._limit:
+                    reply = await self._stub.RankPassages(request, timeout=timeout)
+            except grpc.aio.AioRpcError as err:
+                raise _unavailable(err) from None
+            for m in msgs:
+                self._remember((m.url, m.content_hash))
+            if not reply.missing_urls:
+                break
+            resend = set(reply.missing_urls)
+            for url, h in zip([p.url for p in pages], hashes, strict=True):
+                if url in resend:
+                    self._known.pop((url, h), None)
+        return [Passage(c.url, c.title, c.text, c.score, c.index) for c in reply.passages]
+
+    def _remember(self, key: tuple[str, str]) -> None:
+        self._known[key] = None
+        self._known.move_to_end(key)
+        while len(self._known) > KNOWN_PAGES:
+            self._known.popitem(last=False)
+
     async def ping(self, *, timeout: float) -> bool:
         """True when the ranker's health service reports SERVING."""
         try:
@@ -98,6 +159,10 @@ class RankerClient:
         except grpc.aio.AioRpcError:
             return False
         return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _unavailable(err: grpc.aio.AioRpcError) -> RankerUnavailable:
