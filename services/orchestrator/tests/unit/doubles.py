@@ -72,7 +72,9 @@ class FakeRanker(ranker_pb2_grpc.RankerServicer):
 
     def __init__(self) -> None:
         self.calls: list[str] = []
+        # RankPassages: pages held by (url, content_hash), and per call which pages had text.
         self.known: dict[tuple[str, str], tuple[str, str]] = {}
+        self.sent_text: list[list[bool]] = []
 
     async def RankResults(
         self,
@@ -119,6 +121,7 @@ class FakeRanker(ranker_pb2_grpc.RankerServicer):
         ],
     ) -> ranker_pb2.RankPassagesResponse:
         self.calls.append("RankPassages")
+        self.sent_text.append([bool(p.markdown) for p in request.pages])
         q = _words(" ".join(request.queries))
         for p in request.pages:
             if p.markdown:
