@@ -36,4 +36,7 @@ class Settings(BaseServiceSettings):
     embed_cache: int = Field(default=50_000, ge=1, le=10_000_000)
     page_cache: int = Field(default=512, ge=1, le=100_000)
     # Per query, the BM25 top passages that are embedded when not cached yet.
-    dense_candidates: int = Field(default=16, ge=1, le=1000)
+    dense_candidates: int = Field(default=8, ge=1, le=1000)
+    # Time one call may spend computing new vectors (the rest ranks by BM25 alone), kept
+    # well inside the orchestrator's ORCHESTRATOR_RANKER_TIMEOUT_S.
+    dense_seconds: float = Field(default=2.0, gt=0, le=60)

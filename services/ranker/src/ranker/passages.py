@@ -5,10 +5,12 @@ Pages are split into sentence-aware passages of about ``passage_words`` words
 ends, headings kept with their text). Every query (the question, its rewrite, gap queries)
 ranks the passages twice: BM25 over the call's passages, and, when vectors are available,
 cosine similarity over every passage or, past ``2 * dense_candidates`` passages, over a
-shortlist: each query's BM25 top ``dense_candidates`` plus each page's opening passage
-(embedding costs ~0.5 ms per token on one core, so embedding every passage of ten long
-pages would take seconds; vectors are cached by text, so a page's passages are embedded
-once across rounds). The lists are fused by reciprocal rank fusion.
+shortlist: each query's BM25 top ``dense_candidates`` (embedding costs ~0.5 ms per token on
+one idle core, several times that on a busy one, so embedding all ~200 passages of ten
+pages would take seconds; vectors are cached by text, so a passage is embedded once across
+rounds and questions, and dense reorders and fills in what BM25 half-found). New vectors
+are computed for at most ``dense_seconds`` per call. The lists are fused by reciprocal rank
+fusion.
 
 Selection walks the fused order: at most ``max_per_page`` passages per page (a dominant page
 gives several), a passage too close to one already chosen (cosine >= ``dup_cosine``, or the
@@ -19,6 +21,7 @@ estimated tokens is spent.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -37,6 +40,8 @@ Vectors = npt.NDArray[np.float32]
 CHARS_PER_TOKEN = 4
 # Passages this strong (fused-order position) may pull in their successor.
 STRONG = 3
+# Passages embedded per step of the time-bounded dense pass.
+DENSE_BATCH = 8
 _ENDS_THOUGHT = (".", "!", "?", "…", '"', "”", ")", "`")
 
 
@@ -56,7 +61,8 @@ class PassageParams:
     passage_words: int = 120
     max_per_page: int = 4
     dense: bool = True
-    dense_candidates: int = 16
+    dense_candidates: int = 8
+    dense_seconds: float = 2.0
     rrf_k: int = 60
     dup_cosine: float = 0.95
 
@@ -126,12 +132,25 @@ def _dense_lists(
     queries: Sequence[str],
     texts: Sequence[str],
     shortlist: list[int],
+    seconds: float,
 ) -> tuple[list[list[int]], dict[int, Vectors]]:
-    """Per query, the shortlisted indices by cosine similarity; and their vectors."""
+    """Per query, the shortlisted indices by cosine similarity; and their vectors.
+
+    The shortlist is embedded in batches, best candidates first, until ``seconds`` have
+    passed (a busy machine must not push the call past its caller's deadline); passages
+    left over take part through BM25 only. Cached vectors cost next to nothing.
+    """
     if not shortlist:
         return [], {}
+    deadline = time.monotonic() + seconds
     q_vectors = embedder.embed(list(queries))
-    p_vectors = embedder.embed([texts[i] for i in shortlist])
+    done: list[Vectors] = []
+    for start in range(0, len(shortlist), DENSE_BATCH):
+        if done and time.monotonic() > deadline:
+            break
+        done.append(embedder.embed([texts[i] for i in shortlist[start : start + DENSE_BATCH]]))
+    p_vectors = np.concatenate(done)
+    shortlist = shortlist[: len(p_vectors)]
     sims = q_vectors @ p_vectors.T
     lists = [[shortlist[j] for j in np.argsort(-row, kind="stable")] for row in sims]
     return lists, {i: p_vectors[j] for j, i in enumerate(shortlist)}
@@ -227,10 +246,9 @@ def rank_passages(
     if dense and embedder is not None:
         shortlist = sorted(kept)
         if len(shortlist) > 2 * p.dense_candidates:
-            firsts = [i for i in shortlist if produced[i].index == 0]
             top = [i for order in lists for i in order[: p.dense_candidates]]
-            shortlist = list(dict.fromkeys(top + firsts))
-        dense_lists, vectors = _dense_lists(embedder, queries, texts, shortlist)
+            shortlist = list(dict.fromkeys(top))
+        dense_lists, vectors = _dense_lists(embedder, queries, texts, shortlist, p.dense_seconds)
         lists += dense_lists
     fused = fuse(lists, p.rrf_k) if any(lists) else []
     if not fused:  # nothing matched: the pages' openings, in page order

@@ -81,7 +81,7 @@ def _optional(request: ranker_pb2.RankPassagesRequest, name: str, default: int, 
 
 
 def params_from_proto(
-    analyzer: Analyzer, request: ranker_pb2.RankPassagesRequest, dense_candidates: int
+    analyzer: Analyzer, request: ranker_pb2.RankPassagesRequest, defaults: PassageParams
 ) -> tuple[list[str], PassageParams]:
     """Validate the queries and knobs of a RankPassagesRequest."""
     queries = list(dict.fromkeys(q.strip() for q in request.queries if q.strip()))
@@ -103,7 +103,8 @@ def params_from_proto(
         passage_words=words,
         max_per_page=_optional(request, "max_per_page", 4, MAX_PER_PAGE),
         dense=request.dense if request.HasField("dense") else True,
-        dense_candidates=dense_candidates,
+        dense_candidates=defaults.dense_candidates,
+        dense_seconds=defaults.dense_seconds,
     )
     return queries, params
 
@@ -149,13 +150,13 @@ class PassageRpcs:
         *,
         cache: PageCache,
         embedder: Callable[[], Embeds | None],
-        dense_candidates: int,
+        defaults: PassageParams,
     ) -> None:
         self._analyzer = analyzer
         self._in_thread = in_thread
         self._cache = cache
         self._embedder = embedder
-        self._dense_candidates = dense_candidates
+        self._defaults = defaults
 
     def _run(
         self, request: ranker_pb2.RankPassagesRequest, queries: list[str], params: PassageParams
@@ -180,7 +181,7 @@ class PassageRpcs:
     ) -> ranker_pb2.RankPassagesResponse:
         """Validate, then rank in a worker thread; errors become status codes."""
         try:
-            queries, params = params_from_proto(self._analyzer, request, self._dense_candidates)
+            queries, params = params_from_proto(self._analyzer, request, self._defaults)
             span = trace.get_current_span()
             span.set_attribute("quarry.ranker.pages", len(request.pages))
             ranked, missing = await self._in_thread(lambda: self._run(request, queries, params))

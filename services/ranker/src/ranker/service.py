@@ -21,7 +21,7 @@ from ranker.corpus.corpus import Corpus
 from ranker.corpus_rpc import CorpusRpcs
 from ranker.errors import BoundExceededError, InvalidRequestError
 from ranker.model import Page, RankedResult, ScoredChunk, SearchResult
-from ranker.passages import Embeds
+from ranker.passages import Embeds, PassageParams
 from ranker.passages_rpc import PageCache, PassageRpcs
 from ranker.results import ResultsParams, rank_results
 
@@ -175,7 +175,9 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
             self._in_thread,
             cache=PageCache(settings.page_cache),
             embedder=lambda: self._embedder,
-            dense_candidates=settings.dense_candidates,
+            defaults=PassageParams(
+                dense_candidates=settings.dense_candidates, dense_seconds=settings.dense_seconds
+            ),
         )
 
     async def warm_up(self) -> None:
