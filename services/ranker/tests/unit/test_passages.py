@@ -149,3 +149,15 @@ def test_dense_finds_a_paraphrase_bm25_misses() -> None:
     assert hybrid.dense
     assert any("330" in p.text for p in hybrid.passages)
     assert embedder.calls[0] == ["how tall is the tower"]
+
+
+def test_new_vectors_stop_at_the_time_bound_and_bm25_carries_the_rest() -> None:
+    body = [f"Storm {i} hit the tall lighthouse keeper's cottage." for i in range(40)]
+    pages = [_page("https://a.test/", body, words=16)]
+    embedder = _Topic()
+    params = PassageParams(passage_words=16, dense_candidates=20, dense_seconds=0.0)
+    ranked = rank_passages(ANALYZER, ["tall lighthouse storm"], pages, params, embedder)
+    assert ranked.dense
+    # The query, then one batch of 8 passages: the time bound had passed.
+    assert [len(c) for c in embedder.calls] == [1, 8]
+    assert ranked.passages
