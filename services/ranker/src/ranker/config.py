@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 from quarry_common.settings import BaseServiceSettings, Port
@@ -23,5 +21,3 @@ class Settings(BaseServiceSettings):
     # CPU-heavy calls (RankChunks, large RankResults) running at once in worker threads;
     # more than the core count only adds GIL contention (2 cores: 2).
     cpu_concurrency: int = Field(default=2, ge=1, le=64)
-    # Where the local-documents index persists ({data_dir}/corpus/); unset: in memory only.
-    data_dir: Path | None = None

@@ -7,13 +7,13 @@ import logging
 from pathlib import Path
 
 import pytest
+from index import corpus as corpus_module
+from index import storage
+from index.corpus import Corpus
+from index.errors import CorpusStorageError
 from ranker.analyzer import Analyzer
-from ranker.corpus import corpus as corpus_module
-from ranker.corpus import storage
-from ranker.corpus.corpus import Corpus
-from ranker.errors import CorpusStorageError
 
-from services.ranker.tests.generated import corpus, document, marker
+from services.index.tests.generated import corpus, document, marker
 
 ANALYZER = Analyzer()
 QUERIES = ("python install package", "garden soil", marker(17), "東京", "tide anchor wind")
