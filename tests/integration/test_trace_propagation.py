@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
+from index.config import Settings as IndexSettings
+from index.server import build_server as build_index
 from opentelemetry import trace
 from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 from opentelemetry.instrumentation.grpc import GrpcAioInstrumentorClient, GrpcAioInstrumentorServer
@@ -17,8 +19,6 @@ from opentelemetry.trace import SpanKind
 from orchestrator.app import create_app
 from orchestrator.config import Settings as OrchestratorSettings
 from quarry_common import telemetry
-from index.config import Settings as IndexSettings
-from index.server import build_server as build_index
 from ranker.config import Settings as RankerSettings
 from ranker.server import build_server as build_ranker
 from reader.config import Settings as ReaderSettings
