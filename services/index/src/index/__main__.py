@@ -21,7 +21,7 @@ def main() -> None:
     logging.getLogger("bm25s").setLevel(max(logging.WARNING, logging.getLogger().level))
     tel = telemetry.setup("index", instruments=("grpc_server",))
     try:
-        embedder = load_embedder(settings.dense)
+        embedder = load_embedder(settings.dense, threads=settings.cpu_concurrency)
         asyncio.run(
             serve_until_signal(build_server(settings, embedder=embedder), settings.shutdown_grace_s)
         )

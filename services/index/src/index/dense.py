@@ -53,15 +53,20 @@ class LibraryEmbedder:
         return np.asarray(self._model.embed(list(texts)), dtype=np.float32)
 
 
-def load_embedder(enabled: bool, module: str = "quarry_embed") -> Embedder | None:
-    """The embedding model, or None (BM25 only) when disabled or when it cannot be loaded."""
+def load_embedder(
+    enabled: bool, *, threads: int = 1, module: str = "quarry_embed"
+) -> Embedder | None:
+    """The embedding model using at most ``threads`` CPU threads, or None (BM25 only) when
+    disabled or when it cannot be loaded."""
     if not enabled:
         logger.info("dense retrieval disabled (INDEX_DENSE=false): BM25 only")
         return None
     try:
+        # Imported here, not at the top: a missing or broken package must not stop the
+        # service, only turn dense retrieval off.
         lib = importlib.import_module(module)
-        model = lib.Embedder.load()
-        name = str(getattr(model, "name", "") or getattr(lib, "MODEL_NAME", "") or module)
+        model = lib.Embedder.load(threads=threads)
+        name = str(getattr(lib, "MODEL_ID", "") or module)
         embedder = LibraryEmbedder(model, name)
         embedder.embed(["warm up"])  # fail here, at start, rather than at the first commit
     # Whatever goes wrong (no package, no model file, a broken runtime), BM25 still works.
