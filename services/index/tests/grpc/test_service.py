@@ -217,6 +217,21 @@ async def test_index_bounds(stub: Stub, request_: pb.IndexDocumentsRequest, expe
         (lambda s: s.SearchCorpus(pb.SearchCorpusRequest(query="a " * 129)), "128 tokens"),
         (lambda s: s.GetDocument(pb.GetDocumentRequest(id="")), "id must start with"),
         (lambda s: s.ListDocuments(pb.ListDocumentsRequest(id_prefix="l" * 4097)), "4096"),
+        (lambda s: s.SearchPassages(pb.SearchPassagesRequest()), "at least one non-empty"),
+        (lambda s: s.SearchPassages(pb.SearchPassagesRequest(queries=[" "])), "non-empty"),
+        (lambda s: s.SearchPassages(pb.SearchPassagesRequest(queries=["x"] * 9)), "8 queries"),
+        (
+            lambda s: s.SearchPassages(pb.SearchPassagesRequest(queries=["x", "a " * 129])),
+            "queries[1] has more than 128 tokens",
+        ),
+        (lambda s: s.SearchPassages(pb.SearchPassagesRequest(queries=["x"], top_k=0)), "top_k"),
+        (lambda s: s.SearchPassages(pb.SearchPassagesRequest(queries=["x"], rrf_k=0)), "rrf_k"),
+        (
+            lambda s: s.SearchPassages(
+                pb.SearchPassagesRequest(queries=["x"], id_prefix="l" * 4097)
+            ),
+            "id_prefix",
+        ),
     ],
 )
 async def test_query_bounds(stub: Stub, call: object, expected: str) -> None:
@@ -259,3 +274,18 @@ async def test_too_much_staged_text_asks_for_a_commit(tmp_path: Path) -> None:
         await stub.CommitCorpus(pb.CommitCorpusRequest())
         await _index(stub, docs[2:])
         assert (await stub.CommitCorpus(pb.CommitCorpusRequest())).documents == 4
+
+
+async def test_search_passages_over_grpc_without_embeddings(stub: Stub) -> None:
+    docs = corpus(60)
+    await _index(stub, docs)
+    await stub.CommitCorpus(pb.CommitCorpusRequest(), timeout=60)
+    reply = await stub.SearchPassages(
+        pb.SearchPassagesRequest(queries=[marker(7), "unrelated words"], top_k=3), timeout=10
+    )
+    assert (reply.retrieval, reply.documents) == ("bm25", 60)
+    top = reply.passages[0]
+    assert (top.document_id, top.document_title, top.lexical_rank) == (docs[7].id, docs[7].title, 1)
+    assert marker(7) in top.text
+    assert top.dense_rank == 0
+    assert top.score == pytest.approx(1 / 61)
