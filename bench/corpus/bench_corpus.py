@@ -46,19 +46,22 @@ GRPC_MAX = 64 << 20
 QUERIES = docstrings.QUERIES
 
 
-def documents(n: int, seed: int = 3, version: int = 0) -> list[Document]:
-    """``n`` markdown documents of 100-1,500 words with headings."""
+def documents(
+    n: int, seed: int = 3, version: int = 0, words: tuple[int, int] = (100, 1500)
+) -> list[Document]:
+    """``n`` markdown documents of ``words`` (low, high) words with headings."""
     rng = random.Random(seed)
     paras = docstrings.paragraphs()
     out = []
+    low, high = words
     for i in range(n):
-        words, blocks = rng.randint(100, 1500), [f"# Notes {i} v{version}"]
-        while words > 0:
+        words_left, blocks = rng.randint(low, high), [f"# Notes {i} v{version}"]
+        while words_left > 0:
             if rng.random() < 0.1:
                 blocks.append("## " + " ".join(rng.choice(paras).split()[:4]))
             para = rng.choice(paras)
             blocks.append(para)
-            words -= len(para.split())
+            words_left -= len(para.split())
         md = "\n\n".join(blocks)
         digest = f"{hash((i, version, seed)) & (2**64 - 1):016x}"
         out.append(Document(f"local:/bench/{i:05d}.md", f"Notes {i}", md, digest, len(md), 0))
