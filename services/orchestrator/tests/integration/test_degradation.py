@@ -99,7 +99,8 @@ async def test_a_web_and_local_question_is_answered_from_the_web_while_the_index
     assert "local_unavailable" in codes(events)
     assert status(events) == "answered"
     urls = [src["url"] for src in of(events, "sources")[0]["sources"]]
-    assert urls and all(u.startswith(world.pages_url) for u in urls)
+    assert urls
+    assert all(u.startswith(world.pages_url) for u in urls)
 
 
 async def test_disconnect_mid_answer_closes_the_llm_stream(world: World) -> None:
