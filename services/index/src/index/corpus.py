@@ -247,7 +247,15 @@ class Corpus:
             texts += [
                 p.chunk_text[a:b].decode() for a, b in zip([0, *ends[:-1]], ends, strict=True)
             ]
-        fresh = embed_all(self._embedder, texts)
+        try:
+            fresh = embed_all(self._embedder, texts)
+        # The model failing mid-commit must not lose the commit: BM25 alone until the next one.
+        except Exception as err:  # noqa: BLE001
+            logger.warning(
+                "embedding failed: this commit is searchable by BM25 alone",
+                extra={"reason": f"{type(err).__name__}: {str(err)[:300]}"},
+            )
+            return merged
         parts: list[Vectors] = [v for v in (kept_vectors, fresh) if v.size]
         vectors = np.concatenate(parts) if parts else no_vectors()
         logger.info(
@@ -304,7 +312,13 @@ class Corpus:
         e = self._embedder
         query_vectors = None
         if e is not None and snap.n_chunks and snap.has_vectors(e.name):
-            query_vectors = e.embed(list(queries))
+            try:
+                query_vectors = e.embed(list(queries))
+            except Exception as err:  # noqa: BLE001 - a failing model degrades to BM25
+                logger.warning(
+                    "embedding the queries failed: BM25 alone",
+                    extra={"reason": f"{type(err).__name__}: {str(err)[:300]}"},
+                )
         hits = search_passages(self._analyzer, snap, queries, query_vectors, params)
         return hits, "hybrid" if query_vectors is not None else "bm25", len(snap.infos)
 

@@ -148,3 +148,32 @@ def test_load_embedder_falls_back_to_none_with_a_warning(caplog: pytest.LogCaptu
         assert load_embedder(True, module="quarry_embed_does_not_exist") is None
     assert "BM25 alone" in caplog.text
     assert load_embedder(False) is None
+
+
+class BrokenEmbedder(FakeEmbedder):
+    """Fails every call after ``good`` successful ones."""
+
+    def __init__(self, good: int) -> None:
+        super().__init__()
+        self.good = good
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.good <= 0:
+            raise RuntimeError("onnxruntime exploded")
+        self.good -= 1
+        return super().embed(texts)
+
+
+def test_a_model_failing_at_commit_or_query_time_degrades_to_bm25(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="index.corpus"):
+        c = _committed(BrokenEmbedder(good=0))
+        assert (c.stats().documents, c.stats().embedded) == (3, 0)
+        assert _search(c, "harbour") == (["local:/notes/harbour.md"], "bm25")
+        works_once = BrokenEmbedder(good=1)  # embeds the passages, then fails on the query
+        c = _committed(works_once)
+        assert c.stats().embedded == 3
+        assert _search(c, "harbour") == (["local:/notes/harbour.md"], "bm25")
+    assert "this commit is searchable by BM25 alone" in caplog.text
+    assert "embedding the queries failed" in caplog.text
