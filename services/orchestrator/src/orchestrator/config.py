@@ -42,6 +42,8 @@ class Settings(BaseServiceSettings):
     port: Port = 8080
     reader_addr: str = Field(default="127.0.0.1:50051", validation_alias="READER_ADDR")
     ranker_addr: str = Field(default="127.0.0.1:50052", validation_alias="RANKER_ADDR")
+    # The index service: local documents (CORPUS_DIR, `quarry index`), SearchCorpus/Passages.
+    index_addr: str = Field(default="127.0.0.1:50053", validation_alias="INDEX_ADDR")
     searxng_url: str = Field(default="", pattern=_HTTP_URL, validation_alias="SEARXNG_URL")
     llm_provider: Literal["ollama", "openai"] = Field(
         default="openai", validation_alias="LLM_PROVIDER"
@@ -103,6 +105,7 @@ class Settings(BaseServiceSettings):
     # Process-wide limits: one semaphore per downstream, shared by all questions.
     reader_max_inflight: int = Field(default=16, ge=1, le=256)
     ranker_max_inflight: int = Field(default=8, ge=1, le=256)
+    index_max_inflight: int = Field(default=8, ge=1, le=256)
     searxng_max_inflight: int = Field(default=8, ge=1, le=256)
     llm_max_inflight: int = Field(default=4, ge=1, le=256)
     session_ttl_s: float = Field(default=1800.0, gt=0)
