@@ -1,6 +1,7 @@
 """`make eval`: the question set through the real stack, metrics per kind and configuration.
 
-    python -m bench.eval [--llm URL [--llm-model NAME]] [--ids ID ...] [--json FILE]
+    python -m bench.eval [--llm URL [--llm-model NAME] [--llm-env K=V ...]] [--ids ID ...]
+                         [--json FILE]
 
 With no ``--llm``, a scripted LLM decides (deterministic numbers): snippets only; today's
 "BM25, one ~500-word chunk per URL" (ORCHESTRATOR_EVIDENCE=chunk_per_url); the passages mode
@@ -31,6 +32,13 @@ def _args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.eval", description=__doc__)
     parser.add_argument("--llm", default="", help="base URL of an OpenAI-compatible server")
     parser.add_argument("--llm-model", default="", help="model name to ask --llm for")
+    parser.add_argument(
+        "--llm-env",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra stack settings, e.g. LLM_SCHEMA_DIALECT=json_object LLM_TIMEOUT_S=600",
+    )
     parser.add_argument("--ids", nargs="*", default=[], help="only these question ids")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     return parser.parse_args()
@@ -61,6 +69,7 @@ def main() -> None:
             configs,
             relay=args.llm,
             model=args.llm_model or "fake-model",
+            extra_env=dict(kv.split("=", 1) for kv in args.llm_env),
             progress=lambda m: print(m, file=sys.stderr),
         )
     rows = table_rows(outcomes, [c.name for c in configs], answers=bool(args.llm))

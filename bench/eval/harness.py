@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,6 +187,7 @@ def run_configs(
     *,
     relay: str = "",
     model: str = "fake-model",
+    extra_env: Mapping[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[Outcome]:
     """Every question under every configuration; one stack per evidence mode."""
@@ -200,7 +201,7 @@ def run_configs(
         for mode in modes:
             workdir = w.workdir / f"stack-{mode or 'default'}"
             workdir.mkdir(parents=True, exist_ok=True)
-            env = stack_env(llm_url, mode, model)
+            env = stack_env(llm_url, mode, model) | dict(extra_env or {})
             with run_stack(workdir, w.searx, **env) as running:
                 capture.attach(running.reader_port)
                 for config in (c for c in configs if c.evidence == mode):

@@ -39,8 +39,12 @@ class Record:
 
 
 def sources_text(call: Call) -> str:
-    """The evidence of a prompt exactly as fenced into it (title, URL and text per source)."""
-    return "\n\n".join(text for _, text in call.sources)
+    """The evidence of a prompt exactly as fenced into it (title, URL and text per source); if
+    the prompt has no fences the fake recognises, its last user message minus the question."""
+    if call.sources:
+        return "\n\n".join(text for _, text in call.sources)
+    users = [str(m.get("content", "")) for m in call.messages if m.get("role") == "user"]
+    return users[-1].rsplit("Question:", 1)[0] if users else ""
 
 
 class Director:
@@ -62,8 +66,11 @@ class Director:
 
     async def __call__(self, call: Call) -> Reply | None:
         text = call.question or ""
+        q: Question | None = None
+        policy: Policy = "one_round"
         with self._lock:
-            q, policy = self._asked.get(text, (None, "one_round"))
+            if text in self._asked:
+                q, policy = self._asked[text]
             record = self.records[text]
         if call.kind == "synthesis":
             record.synthesis.append(sources_text(call))

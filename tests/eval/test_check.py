@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from bench.eval.check import BASE, check_question
 from bench.eval.metrics import Outcome, row
@@ -10,6 +11,7 @@ from bench.eval.questions import Part, Question, normalise
 from bench.eval.scripted import Director
 from services.orchestrator.tests.fakes.llm_script import Call
 from tests.offline.searx import Entry, build_index
+from tests.offline.web import directory_route
 
 TWO = Question(
     "two",
@@ -56,7 +58,7 @@ def test_recall_counts_all_parts_and_retention_divides() -> None:
 def _judge_call(question: str, sources: str) -> Call:
     prompt = f"The sources are passages read from web pages.\n\n{sources}\n\nQuestion: {question}"
     body = {"messages": [{"role": "user", "content": prompt}]}
-    schema = {"properties": {"sufficiency": {}, "gap_queries": {}}}
+    schema: dict[str, Any] = {"properties": {"sufficiency": {}, "gap_queries": {}}}
     return Call("openai", body, False, schema, "judge")
 
 
@@ -69,3 +71,14 @@ async def test_the_gap_judge_asks_only_for_the_missing_part() -> None:
     assert '"partial"' in getattr(first, "text", "")
     assert '["timeout"]' in getattr(first, "text", "")
     assert '"sufficient"' in getattr(second, "text", "")
+
+
+def test_the_doc_route_serves_top_level_html_only(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.html").write_bytes(b"<p>a</p>")
+    (tmp_path / "secret.html").write_bytes(b"no")
+    route = directory_route({"d": docs})
+    assert route("/d/a.html") == b"<p>a</p>"
+    for path in ("/d/../secret.html", "/d/missing.html", "/x/a.html", "/d/", "/d/a.txt"):
+        assert route(path) is None, path
