@@ -33,6 +33,8 @@ from tests.offline.web import LocalWeb, serve
 
 ASK_TIMEOUT_S = 300.0
 READ_TIMEOUT_S = 60.0
+# searx gives its engine this long: the doc web's big pages on a busy machine need more than 3 s.
+SEARX_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,8 @@ def world(workdir: Path) -> Iterator[World]:
     with serve(docweb.route()) as web:
         engine_dir = workdir / "searx"
         engine_dir.mkdir(parents=True, exist_ok=True)
-        with run_searx(engine_dir, docweb.entries(web.base_url), free_port()) as searx:
+        entries = docweb.entries(web.base_url)
+        with run_searx(engine_dir, entries, free_port(), SEARX_TIMEOUT_S) as searx:
             yield World(web, searx, workdir)
 
 

@@ -26,19 +26,32 @@ EXAMPLE_SETTINGS = Path("/usr/share/doc/searx/examples/settings.yml")
 INSTALL_HINT = "install Debian's searx package: apt-get install -y searx (.ci/run does this)"
 RESULTS = 10
 
+# Words too common to search for, dropped as real engines do: with them every page matched and
+# FTS5's snippet() of a big page took seconds (every "the" is a candidate window).
+_STOP_TEXT = (
+    "the and for are was were what which who whom how when where why does did can could with "
+    "from that this these those into its has have had not but all any you your there their "
+    "than then them they also such per via each other some most more will would should may "
+    "might must been being about over under between only same very own our his her she him one"
+)
+STOPWORDS = frozenset(_STOP_TEXT.split())
+
 # FTS5 MATCH rejects punctuation and operators in free text, so the query is split into words
 # (a recursive CTE: searx only runs statements that start with SELECT, hence the subquery),
-# each word quoted as a phrase and OR-ed; a query with no word of 3+ letters matches nothing.
-QUERY_STR = (
-    "SELECT url, title, CASE WHEN summary <> '' THEN summary "
-    "ELSE snippet(pages, 2, '', '', '…', 40) END AS content "
-    "FROM pages WHERE pages MATCH ("
-    "SELECT coalesce(group_concat('\"' || w || '\"', ' OR '), '\"qqqqnomatch\"') FROM ("
+# each word quoted as a phrase and OR-ed; a query with no word of 3+ letters (stop-words aside)
+# matches nothing.
+_MATCH = (
+    "(SELECT coalesce(group_concat('\"' || w || '\"', ' OR '), '\"qqqqnomatch\"') FROM ("  # noqa: S608
     "WITH RECURSIVE s(w, rest) AS (SELECT '', :query || ' ' UNION ALL "
     "SELECT substr(rest, 1, instr(rest, ' ') - 1), substr(rest, instr(rest, ' ') + 1) "
     "FROM s WHERE rest <> '') "
-    "SELECT replace(replace(w, '\"', ''), '''', '') AS w FROM s WHERE length(w) > 2)"
-    ") ORDER BY rank"
+    "SELECT replace(replace(w, '\"', ''), '''', '') AS w FROM s WHERE length(w) > 2 "
+    "AND lower(w) NOT IN (" + ", ".join(f"'{w}'" for w in sorted(STOPWORDS)) + ")))"
+)
+QUERY_STR = (
+    "SELECT url, title, CASE WHEN summary <> '' THEN summary "
+    "ELSE snippet(pages, 2, '', '', '…', 40) END AS content "
+    "FROM pages WHERE pages MATCH " + _MATCH + " ORDER BY rank"
 )
 
 
@@ -96,7 +109,7 @@ def search_index(db: Path, query: str, limit: int = RESULTS) -> list[Hit]:
     return [Hit(str(u), str(t), str(c)) for u, t, c in rows]
 
 
-def write_settings(path: Path, db: Path, port: int) -> None:
+def write_settings(path: Path, db: Path, port: int, timeout_s: float = 3.0) -> None:
     """Full searx settings (Debian ships no defaults to inherit) with one sqlite engine."""
     settings = yaml.safe_load(EXAMPLE_SETTINGS.read_text())
     settings.pop("use_default_settings", None)
@@ -106,7 +119,7 @@ def write_settings(path: Path, db: Path, port: int) -> None:
     settings["server"].update(
         port=port, bind_address="127.0.0.1", secret_key=secret, image_proxy=False
     )
-    settings["outgoing"]["request_timeout"] = 3.0
+    settings["outgoing"]["request_timeout"] = timeout_s
     settings["engines"] = [
         {
             "name": "fixtures",
@@ -122,12 +135,17 @@ def write_settings(path: Path, db: Path, port: int) -> None:
 
 
 @contextmanager
-def run_searx(workdir: Path, entries: Sequence[Entry], port: int) -> Iterator[str]:
-    """Run searx on ``port`` over ``entries``; yield its base URL."""
+def run_searx(
+    workdir: Path, entries: Sequence[Entry], port: int, timeout_s: float = 3.0
+) -> Iterator[str]:
+    """Run searx on ``port`` over ``entries``; yield its base URL.
+
+    ``timeout_s`` is searx's wait for its engine (a busy 2-core machine needs more for big pages).
+    """
     db = workdir / "pages.db"
     settings = workdir / "settings.yml"
     build_index(db, entries)
-    write_settings(settings, db, port)
+    write_settings(settings, db, port, timeout_s)
     log = (workdir / "searx.log").open("wb")
     proc = subprocess.Popen(
         [SYSTEM_PYTHON, "-m", "searx.webapp"],
