@@ -78,6 +78,8 @@ def choose(environ: dict[str, str] | None = None, ollama: str = OLLAMA_DEFAULT) 
         "LLM_MODEL": key,
         # llama-cpp-python's server answers the json_schema form with HTTP 500.
         "LLM_SCHEMA_DIALECT": "json_object",
+        # ORCHESTRATOR_MODE=auto picks the speed mode for a model on this machine's CPU.
+        "LLM_EMBEDDED": "true",
     }
     spec = embedded_llm.MODELS.get(key)
     if spec is not None and spec.fold_system and "LLM_FOLD_SYSTEM" not in env:

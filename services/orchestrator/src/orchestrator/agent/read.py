@@ -114,7 +114,7 @@ def _fallback_chunks(pages: Sequence[PageRead], top_k: int) -> list[Chunk]:
 async def chunks_step(state: RunState) -> None:
     """Rank passages over every page read so far (one per URL); page order if the ranker fails."""
     pages = list(state.pages.values())
-    top_k = state.settings.chunk_top_k
+    top_k = state.evidence_sources
     by = "ranker"
     with state.stage("chunks", pages=len(pages)) as span:
         cap = state.settings.ranker_timeout_s

@@ -102,6 +102,8 @@ async def search(
         language=opts.language,
         time_range=opts.time_range,
         sources=tuple(dict.fromkeys(opts.sources or runtime.deps.settings.default_sources())),
+        mode=opts.mode,
+        detail=opts.detail,
     )
 
     async def run(sink: EventSink) -> None:
