@@ -20,6 +20,8 @@ EMBEDDED_TIMEOUTS = {
     "ORCHESTRATOR_QUESTION_BUDGET_S": "600",
     # A 1.5B model writes a cited answer in ~50 s on 2 cores: keep that much back for it.
     "ORCHESTRATOR_SYNTHESIS_RESERVE_S": "150",
+    # A question asked while the model loads waits for it (loading takes 8-60 s).
+    "LLM_WAIT_S": "300",
 }
 
 

@@ -201,8 +201,10 @@ def _median(values: list[float]) -> float:
 def report(results: list[Result], prefix: dict[str, list[float]], docs: int) -> None:
     """Print the per-mode table."""
     print(f"\nmake run offline: {docs} project documents, embedded Qwen2.5-Coder-1.5B, 2 cores")
-    print(f"{'mode':<9} {'n':>2} {'median s':>9} {'max s':>7} {'TTFT s':>7} {'LLM calls':>9} "
-          f"{'cite':>5} {'added':>5} {'answered':>8}")
+    print(
+        f"{'mode':<9} {'n':>2} {'median s':>9} {'max s':>7} {'TTFT s':>7} {'LLM calls':>9} "
+        f"{'cite':>5} {'added':>5} {'answered':>8}"
+    )
     for mode in MODES:
         rows = [r for r in results if r.mode == mode]
         ttfts = [r.ttft_s for r in rows if r.ttft_s is not None]
@@ -255,7 +257,7 @@ def main() -> None:
         }
         log = (data / "run.log").open("wb")
         print(f">> make run (log {data / 'run.log'})", file=sys.stderr)
-        proc = subprocess.Popen(  # noqa: S603 - our own supervisor
+        proc = subprocess.Popen(
             [sys.executable, "-m", "scripts.run"],
             cwd=ROOT,
             env=env,

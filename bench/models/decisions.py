@@ -5,9 +5,9 @@ provider, against the real llama_cpp.server.
 Planner cases are scored as the engine decides: the deterministic prefilter joined with the
 model's verdict (``agent.plan.combine``), per category (clear first questions must proceed,
 ambiguous ones must be asked back, follow-ups must name their referent); the model alone is
-shown beside. Prints a table and `N/M correct` per category. The score is information, not a gate: the exit
-status is 0 whatever the model decides, 1 when the server or the plumbing fails (the server does
-not start, a call errors, or the model's output is never valid JSON for the schema).
+shown beside. Prints a table and `N/M correct` per category. The score is information, not a
+gate: the exit status is 0 whatever the model decides, 1 when the server or the plumbing fails
+(the server does not start, a call errors, or the model's output is never valid JSON).
 
     python -m bench.models.decisions [--model qwen|gemma]
 """

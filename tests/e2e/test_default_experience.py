@@ -22,8 +22,12 @@ import httpx
 import pytest
 
 from services.orchestrator.tests.fakes.fake_llm import FakeLLM, Say
-from services.orchestrator.tests.fakes.llm_script import Call, Reply, default_reply
-from services.orchestrator.tests.fakes.llm_script import synthesis_from_sources
+from services.orchestrator.tests.fakes.llm_script import (
+    Call,
+    Reply,
+    default_reply,
+    synthesis_from_sources,
+)
 from tests.conftest import free_port
 from tests.e2e.protocol import (
     CITATION,
@@ -53,9 +57,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 QUESTION = "Who designed the Zephyrine Lighthouse?"
 
 
-def test_speed_mode_makes_one_llm_call_and_balanced_more(
-    stack: Stack, llm: CountingProxy
-) -> None:
+def test_speed_mode_makes_one_llm_call_and_balanced_more(stack: Stack, llm: CountingProxy) -> None:
     calls = {}
     for mode in ("speed", "balanced"):
         before = llm.counts.total
@@ -130,21 +132,21 @@ def _uncited(call: Call) -> Reply:
 @contextmanager
 def scripted_llm() -> Iterator[str]:
     """The scripted LLM server in a background thread's event loop; yields its base URL."""
-    box: Future[str] = Future()
-    stop = threading.Event()
+    box: Future[tuple[str, asyncio.AbstractEventLoop, asyncio.Event]] = Future()
 
     async def serve() -> None:
+        stop = asyncio.Event()
         async with FakeLLM(model="scripted", script=_uncited) as llm:
-            box.set_result(llm.url)
-            while not stop.is_set():
-                await asyncio.sleep(0.05)
+            box.set_result((llm.url, asyncio.get_running_loop(), stop))
+            await stop.wait()
 
     thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
     thread.start()
+    url, loop, stop = box.result(timeout=30)
     try:
-        yield box.result(timeout=30)
+        yield url
     finally:
-        stop.set()
+        loop.call_soon_threadsafe(stop.set)
         thread.join(10)
 
 
@@ -158,7 +160,8 @@ def test_an_answer_without_citations_gets_them_from_the_engine(
     check_protocol(events)
     assert events[-1].data["status"] == "answered", events[-1].data
     streamed = "".join(e.data["text"] for e in events if e.type == "answer.delta")
-    assert streamed.strip() and not CITATION.search(streamed), streamed
+    assert streamed.strip()
+    assert not CITATION.search(streamed), streamed
     done = first(events, "answer.completed").data
     assert done["added_citations"], done
     assert set(done["added_citations"]) <= set(done["cited"])

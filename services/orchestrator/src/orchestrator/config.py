@@ -100,8 +100,9 @@ class Settings(BaseServiceSettings):
     mode: Literal["auto", "speed", "balanced", "quality"] = "auto"
     # Set by `make run` when it starts the embedded llama.cpp model on this machine's CPU.
     llm_embedded: bool = Field(default=False, validation_alias="LLM_EMBEDDED")
-    # A question that arrives while the LLM is still loading waits this long for it.
-    llm_wait_s: float = Field(default=180.0, ge=0, le=3600, validation_alias="LLM_WAIT_S")
+    # A question that arrives while the LLM does not answer yet waits this long for it (make
+    # run sets it for its embedded model, which takes a while to load; 0: fail at once).
+    llm_wait_s: float = Field(default=0.0, ge=0, le=3600, validation_alias="LLM_WAIT_S")
 
     # --- local documents (CORPUS_DIR, ORCHESTRATOR_SOURCES, ORCHESTRATOR_CORPUS_*) ---
     corpus_dir: str = Field(default="", validation_alias="CORPUS_DIR")

@@ -71,7 +71,8 @@ def test_relative_that_and_existential_there_do_not_refer() -> None:
 
 def test_follow_up_pronouns_resolve_against_the_history() -> None:
     pre = prefilter("How tall is it?", has_history=True)
-    assert pre.verdict == "clear" and pre.needs_rewrite
+    assert pre.verdict == "clear"
+    assert pre.needs_rewrite
     # The model asked back: overruled, and its bare rewrite gets the subject appended.
     plan = combine(pre, CLARIFY, "How tall is it?", EIFFEL)
     assert plan.action == "proceed"

@@ -62,9 +62,9 @@ async def test_balanced_plans_and_judges_and_quality_reads_more() -> None:
     for events in (balanced, quality):
         assert first(events, "plan").data["planner"] == "model"
         assert first(events, "run.completed").data["llm_calls"] == 4  # plan, 2 judges, answer
-    assert first(quality, "read.started").data["count"] > first(balanced, "read.started").data[
-        "count"
-    ]
+    assert (
+        first(quality, "read.started").data["count"] > first(balanced, "read.started").data["count"]
+    )
 
 
 async def test_speed_asks_the_planner_only_for_a_follow_up_that_needs_a_rewrite() -> None:
@@ -93,7 +93,7 @@ async def test_a_question_waits_for_a_loading_llm_then_answers() -> None:
         probes.append(timeout)
         return len(probes) >= 3  # the model finishes loading on the third probe
 
-    async with harness(pages=PAGES, searcher=_searcher()) as h:
+    async with harness(pages=PAGES, searcher=_searcher(), llm_wait_s=10) as h:
         h.deps = replace(h.deps, llm_gate=ReadyGate(probe, poll_s=0.01))
         events = await h.run("What does Quarry do?", mode="speed")
     progress = [e.data["stage"] for e in events if e.type == "progress"]

@@ -26,20 +26,23 @@ from typing import Literal, Protocol
 
 Verdict = Literal["clear", "candidate", "unresolved"]
 
-_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+")
+# Straight and curly apostrophes both join a word ("it's", "it\u2019s").
+_WORD_RE = re.compile("[A-Za-z][A-Za-z'\u2019-]*|\\d+")
 # Pronouns that always point at something said before.
-_PRONOUNS = frozenset(
-    "it its itself they them their theirs themselves he him his she her hers".split()
-)
+_PRONOUN_TEXT = """
+    it its itself they them their theirs themselves he him his she her hers
+"""
+_PRONOUNS = frozenset(_PRONOUN_TEXT.split())
 # Demonstratives: referring when they stand alone ("what does that mean"), not when they are
 # determiners or relative pronouns after a noun ("the folder that Quarry indexes").
-_DEMONSTRATIVES = frozenset("this that these those".split())
+_DEMONSTRATIVES = frozenset(["this", "that", "these", "those"])
 # A demonstrative right after one of these words stands for something (it is not a relative
 # pronoun after a noun).
-_BEFORE_REFERRING = frozenset(
-    """is was are were be does do did about of for with on in to what why how when where who
-    explain describe and or but than like mean means""".split()
-)
+_BEFORE_TEXT = """
+    is was are were be does do did about of for with on in to what why how when where who
+    explain describe and or but than like mean means
+"""
+_BEFORE_REFERRING = frozenset(_BEFORE_TEXT.split())
 _PHRASES = (
     "the other one",
     "the other ones",
@@ -52,19 +55,20 @@ _PHRASES = (
 )
 # Words that carry no subject of their own: function words, question words and the generic
 # verbs of follow-up talk ("tell me more about it").
-_GENERIC = frozenset(
-    """a an the and or but if then than so of in on at to for from by with without about into
-    over under after before between through during as is are was were be been being am do does
-    did done have has had having it its this that these those there here which who whom whose
-    what when where why how not no can could may might must shall should will would i you he
-    she we they them his her their our your my me us him itself some any each every all both
-    more most much many few one ones other another else s tell explain describe know say said
-    mean means meant happen happened happens work works thing things stuff please give show
-    detail details info information like same former latter first second last again also ok
-    okay really true get go make use used let anything something everything""".split()
-)
+_GENERIC_TEXT = """
+    a an the and or but if then than so of in on at to for from by with without about into over
+    under after before between through during as is are was were be been being am do does did
+    done have has had having it its this that these those there here which who whom whose what
+    when where why how not no can could may might must shall should will would i you he she we
+    they them his her their our your my me us him itself some any each every all both more most
+    much many few one ones other another else s tell explain describe know say said mean means
+    meant happen happened happens work works thing things stuff please give show detail details
+    info information like same former latter first second last again also ok okay really true
+    get go make use used let anything something everything
+"""
+_GENERIC = frozenset(_GENERIC_TEXT.split())
 # Question openers that are capitalised only because they start the sentence.
-_OPENERS = _GENERIC | frozenset("list compare define name find".split())
+_OPENERS = _GENERIC | frozenset(["list", "compare", "define", "name", "find"])
 
 
 class TurnLike(Protocol):
@@ -92,7 +96,7 @@ class Prefilter:
 
 
 def _words(text: str) -> list[str]:
-    return [w.lower().replace("’", "'") for w in _WORD_RE.findall(text)]
+    return [w.lower().replace("\u2019", "'") for w in _WORD_RE.findall(text)]
 
 
 def referring_words(text: str) -> tuple[str, ...]:

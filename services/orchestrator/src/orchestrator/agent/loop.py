@@ -26,7 +26,9 @@ logger = logging.getLogger(__name__)
 
 READER_DOWN = "The reader is unavailable; answering from snippets."
 NOTHING_READ = "The reader could not read any page; answering from snippets."
-LLM_LOADING = "The language model is still loading; the question starts when it is ready (up to {limit:g} s)."
+LLM_LOADING = (
+    "The language model is still loading; the question starts when it is ready (up to {limit:g} s)."
+)
 
 
 @dataclass
@@ -158,6 +160,8 @@ async def _wait_for_llm(state: RunState) -> None:
     if gate is None or await gate.check():
         return
     limit = state.settings.llm_wait_s
+    if limit <= 0:
+        return  # not waiting: the first LLM call fails as it would have
     state.sink.emit(
         "progress",
         {"stage": "llm_loading", "message": LLM_LOADING.format(limit=limit), "wait_s": limit},
