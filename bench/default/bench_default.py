@@ -141,19 +141,22 @@ def ask(api: str, question: str, mode: str) -> Result:
     return result
 
 
-def _sources(api: str) -> list[Any]:
-    """A few passages of the project docs, as a synthesis sees them (from one speed run)."""
+@dataclass(frozen=True)
+class Src:
+    """A source as the prompts take it."""
 
-    @dataclass(frozen=True)
-    class Src:
-        url: str
-        title: str
-        text: str
+    url: str
+    title: str
+    text: str
 
-    root = ROOT / "README.md"
-    text = root.read_text("utf-8")
-    parts = [p.strip() for p in text.split("\n## ") if len(p.strip()) > 400][:3]
-    return [Src(f"file://{root}#{i}", f"README part {i}", p[:900]) for i, p in enumerate(parts)]
+
+def _sources() -> list[Src]:
+    """Three README sections cut to speed mode's 900 characters, as an answer sees them."""
+    readme = ROOT / "README.md"
+    parts = [p.strip() for p in readme.read_text("utf-8").split("\n## ") if len(p.strip()) > 400]
+    return [
+        Src(f"local:{readme}#{i}", f"README part {i}", p[:900]) for i, p in enumerate(parts[:3])
+    ]
 
 
 def _ttft(llm: str, messages: list[Any], *, stream: bool) -> float:
@@ -175,9 +178,9 @@ def _ttft(llm: str, messages: list[Any], *, stream: bool) -> float:
     return time.monotonic() - start
 
 
-def prefix_ttft(llm: str, api: str) -> dict[str, list[float]]:
+def prefix_ttft(llm: str) -> dict[str, list[float]]:
     """TTFT of the answer right after a chunk judge: one marker per run vs one per call."""
-    sources = _sources(api)
+    sources = _sources()
     question = "What does Quarry do?"
     today = date.today()
     out: dict[str, list[float]] = {"shared": [], "fresh": []}
@@ -279,7 +282,7 @@ def main() -> None:
                         file=sys.stderr,
                     )
                     results.append(r)
-            prefix = prefix_ttft(f"http://127.0.0.1:{ports['llm']}", api)
+            prefix = prefix_ttft(f"http://127.0.0.1:{ports['llm']}")
             report(results, prefix, docs)
         finally:
             proc.send_signal(signal.SIGINT)

@@ -61,9 +61,9 @@ _UNTRUSTED = (
 )
 
 # One system message for every call: a constant, byte-identical prefix (KV-cache reuse).
-SYSTEM = f"""You are the research assistant of Quarry, an answer engine. Each user message \
-gives you data (the date, sources, the earlier conversation) and ends with a task and the \
-user's question: do exactly that task.
+SYSTEM = f"""You are a careful research assistant. Each user message gives you data (the \
+date, sources, the earlier conversation) and ends with a task and the user's question: do \
+exactly that task.
 {_UNTRUSTED}"""
 
 PLAN_TASK = """Task: plan a web search for the user's new question below. Reply with one JSON \

@@ -64,7 +64,7 @@ _GENERIC_TEXT = """
     much many few one ones other another else s tell explain describe know say said mean means
     meant happen happened happens work works thing things stuff please give show detail details
     info information like same former latter first second last again also ok okay really true
-    get go make use used let anything something everything
+    get go make use used let anything something everything take takes took
 """
 _GENERIC = frozenset(_GENERIC_TEXT.split())
 # Question openers that are capitalised only because they start the sentence.
@@ -140,20 +140,22 @@ def prefilter(question: str, *, has_history: bool) -> Prefilter:
 
 
 def subject_of(text: str) -> str:
-    """The subject of an earlier question: its capitalised names, else its content words."""
-    names: list[str] = []
+    """The subject of an earlier question: its names with the nouns right after them
+    ("Karvik saltbread", "Karvik-Holm ferry crossing"), else its content words."""
+    phrases: list[list[str]] = []
     run: list[str] = []
     for i, raw in enumerate(_WORD_RE.findall(text)):
-        named = raw[:1].isupper() and not (i == 0 and raw.lower() in _OPENERS)
-        if named and raw.lower() not in _PRONOUNS:
+        word = raw.lower()
+        named = raw[:1].isupper() and not (i == 0 and word in _OPENERS) and word not in _GENERIC
+        if named or (run and word not in _GENERIC):
             run.append(raw)
         elif run:
-            names.append(" ".join(run))
+            phrases.append(run)
             run = []
     if run:
-        names.append(" ".join(run))
-    if names:
-        return " ".join(names)
+        phrases.append(run)
+    if phrases:
+        return " ".join(" ".join(p) for p in phrases)
     return " ".join(content_words(text))
 
 
