@@ -102,9 +102,15 @@ def test_a_question_asked_while_the_model_loads_waits_and_answers(
         }
         api = f"http://127.0.0.1:{ports['orchestrator']}"
         wait_http(f"{api}/healthz", procs["orchestrator"], tmp_path / "orchestrator.log", 120)
+
+
+        def only_llm_down() -> bool:
+            # The reader and ranker start beside the orchestrator: wait until they answer.
+            return bool(httpx.get(f"{api}/readyz", timeout=10).json()["down"] == ["llm"])
+
+        assert wait_for(only_llm_down, 60)
         ready = httpx.get(f"{api}/readyz", timeout=10)
         assert ready.status_code == 503, ready.text
-        assert ready.json()["down"] == ["llm"], ready.text
         assert "loading" in ready.json()["detail"]
 
         seen: list[Event] = []
@@ -113,7 +119,7 @@ def test_a_question_asked_while_the_model_loads_waits_and_answers(
         assert first(seen, "progress").data["stage"] == "llm_loading"
         assert not future.done()
         # Now the model arrives on the port the orchestrator was told about.
-        stack.enter_context(run_llm(tmp_path / "llm", port=llm_port))
+        stack.enter_context(run_llm(tmp_path, port=llm_port))
         events = future.result(timeout=400)
     check_protocol(events)
     stages = [e.data["stage"] for e in events if e.type == "progress"]
