@@ -3,7 +3,8 @@
 Layout rules, each from a measurement (shared/notes/embedded-llm.md):
 
 * One system message, byte-identical on every call of every kind, then the user message:
-  date and fence marker, the sources, the history, and only then the task and the question.
+  date and fence marker, the sources, the history, and only then the task and the question
+  (the planner, which has no sources, puts its fixed task first instead).
   llama.cpp and Ollama reuse their KV cache for the longest common prefix (a repeated
   1.5k-token prefix costs 0.04 s instead of ~38 s on 2 cores), so the chunk judge and the
   answer over the same sources share everything up to the task. The fence marker is random
@@ -186,12 +187,17 @@ def _messages(*parts: str) -> list[Message]:
 def plan_messages(
     question: str, history: Sequence[TurnLike], *, today: date, boundary: str | None = None
 ) -> list[Message]:
-    """The planner's prompt over the new question and the session's earlier turns."""
+    """The planner's prompt over the new question and the session's earlier turns.
+
+    Unlike the judge and the answer, the task comes first: the planner shares no evidence
+    with later calls, so its fixed instructions are the longest prefix it can share (with the
+    planner calls of other questions), and this is the order its decisions were measured in.
+    """
     boundary = boundary or new_boundary()
     return _messages(
+        PLAN_TASK,
         _preamble(today, boundary),
         _fence_history(history, boundary),
-        PLAN_TASK,
         f"Question: {question}",
     )
 
