@@ -13,7 +13,8 @@ the task, so llama.cpp reuses its KV cache) vs a fresh marker per call (the old 
 after the system message is shared).
 
 Slow: ~30-45 min on 2 shared cores (20 questions on a 1.5B CPU model). Downloads the model
-packages (~1.1 GB) once, like `make run`. ``--questions N`` runs the first N only.
+packages (~1.1 GB) once, like `make run`. ``--questions N`` runs the first N only;
+``--prefix-trials N`` sets the number of TTFT pairs (default 2).
 """
 
 from __future__ import annotations
@@ -178,13 +179,13 @@ def _ttft(llm: str, messages: list[Any], *, stream: bool) -> float:
     return time.monotonic() - start
 
 
-def prefix_ttft(llm: str) -> dict[str, list[float]]:
+def prefix_ttft(llm: str, trials: int) -> dict[str, list[float]]:
     """TTFT of the answer right after a chunk judge: one marker per run vs one per call."""
     sources = _sources()
     question = "What does Quarry do?"
     today = date.today()
     out: dict[str, list[float]] = {"shared": [], "fresh": []}
-    for trial in range(PREFIX_TRIALS):
+    for trial in range(trials):
         for layout in ("shared", "fresh") if trial % 2 == 0 else ("fresh", "shared"):
             judge_marker = new_boundary()
             answer_marker = judge_marker if layout == "shared" else new_boundary()
@@ -239,6 +240,7 @@ def main() -> None:
     """Start make run, ask, measure, report, stop."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=len(QUESTIONS))
+    parser.add_argument("--prefix-trials", type=int, default=PREFIX_TRIALS)
     args = parser.parse_args()
     models = ROOT / ".data" / "models"
     with tempfile.TemporaryDirectory(prefix="quarry-bench-") as tmp:
@@ -272,6 +274,8 @@ def main() -> None:
             api = f"http://127.0.0.1:{ports['orchestrator']}"
             _wait(f"{api}/readyz", proc, "the stack")
             docs = _wait_indexed(api, proc)
+            prefix = prefix_ttft(f"http://127.0.0.1:{ports['llm']}", args.prefix_trials)
+            print(f"  prefix TTFT: {prefix}", file=sys.stderr)
             results: list[Result] = []
             for i, question in enumerate(QUESTIONS[: args.questions]):
                 for mode in MODES if i % 2 == 0 else tuple(reversed(MODES)):
@@ -282,7 +286,6 @@ def main() -> None:
                         file=sys.stderr,
                     )
                     results.append(r)
-            prefix = prefix_ttft(f"http://127.0.0.1:{ports['llm']}")
             report(results, prefix, docs)
         finally:
             proc.send_signal(signal.SIGINT)
