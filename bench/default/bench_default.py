@@ -84,11 +84,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait(url: str, proc: subprocess.Popen[bytes], what: str) -> None:
+def _wait(url: str, proc: subprocess.Popen[bytes], what: str, log: Path) -> None:
     end = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < end:
         if proc.poll() is not None:
-            raise SystemExit(f"bench: make run exited ({proc.returncode}) before {what}")
+            tail = "\n".join(log.read_text("utf-8", "replace").splitlines()[-20:])
+            raise SystemExit(f"bench: make run exited ({proc.returncode}) before {what}:\n{tail}")
         try:
             if httpx.get(url, timeout=3).is_success:
                 return
@@ -248,8 +249,9 @@ def main() -> None:
         if models.is_dir():  # reuse the assembled model (1.1 GB) instead of a second copy
             (data / "models").symlink_to(models)
         ports = {n: _free_port() for n in ("orchestrator", "reader", "ranker", "llm")}
-        keep = ("PATH", "HOME", "LANG", "TERM", "UV_CACHE_DIR")
-        env = {k: v for k, v in os.environ.items() if k in keep} | {
+        # The shell's environment minus anything that configures Quarry (as the e2e tests do).
+        foreign = ("OTEL_", "LLM_", "QUARRY_", "SEARXNG_", "READER_", "RANKER_", "ORCHESTRATOR_")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(foreign)} | {
             "PYTHONUNBUFFERED": "1",
             "QUARRY_DATA_DIR": str(data),
             "QUARRY_MODEL": "qwen",
@@ -272,7 +274,7 @@ def main() -> None:
         )
         try:
             api = f"http://127.0.0.1:{ports['orchestrator']}"
-            _wait(f"{api}/readyz", proc, "the stack")
+            _wait(f"{api}/readyz", proc, "the stack", data / "run.log")
             docs = _wait_indexed(api, proc)
             prefix = prefix_ttft(f"http://127.0.0.1:{ports['llm']}", args.prefix_trials)
             print(f"  prefix TTFT: {prefix}", file=sys.stderr)
