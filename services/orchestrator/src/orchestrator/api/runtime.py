@@ -123,10 +123,12 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             probes: dict[str, Probe] = {
                 "reader": lambda t: reader.ping(timeout=t),
                 "ranker": lambda t: ranker.ping(timeout=t),
-                "searxng": lambda t: searxng.ping(timeout=t),
-                # Ready once, ready for good (see llm/ready.py): a busy server is not down.
-                "llm": lambda t: _llm_probe(gate, llm.ping, t),
             }
+            if settings.searxng_url or "web" in settings.default_sources():
+                # Offline (`make run` with only local documents) nothing needs SearXNG.
+                probes["searxng"] = lambda t: searxng.ping(timeout=t)
+            # Ready once, ready for good (see llm/ready.py): a busy server is not down.
+            probes["llm"] = lambda t: _llm_probe(gate, llm.ping, t)
             service = corpus_service(settings, corpus, Extractor(reader_ch))
             if settings.corpus_dir:
                 background = asyncio.create_task(service.run_background())
