@@ -132,10 +132,12 @@ def wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, deadline_s: fl
 
 
 @contextmanager
-def run_llm(workdir: Path, spec: embedded_llm.ModelSpec = embedded_llm.GEMMA) -> Iterator[str]:
+def run_llm(
+    workdir: Path, spec: embedded_llm.ModelSpec = embedded_llm.GEMMA, port: int | None = None
+) -> Iterator[str]:
     """The real llama_cpp.server with ``spec``'s model, as `make run` starts it; yield its URL."""
     model = embedded_llm.assemble(spec, workdir / "models")
-    port = free_port()
+    port = port or free_port()
     argv = embedded_llm.server_command(sys.executable, model, spec, "127.0.0.1", port)
     log = workdir / "llm.log"
     with process(argv, clean_env(**embedded_llm.server_env()), log) as proc:

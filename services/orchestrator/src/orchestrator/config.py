@@ -114,6 +114,15 @@ class Settings(BaseServiceSettings):
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
     ready_timeout_s: float = Field(default=2.0, gt=0, le=30)
 
+    # --- run modes and the embedded model (ORCHESTRATOR_MODE, LLM_EMBEDDED, LLM_WAIT_S) ---
+    # auto: speed for make run's embedded CPU model (LLM_EMBEDDED), balanced for a server.
+    mode: Literal["auto", "speed", "balanced", "quality"] = "auto"
+    # Set by `make run` when it starts the embedded llama.cpp model on this machine's CPU.
+    llm_embedded: bool = Field(default=False, validation_alias="LLM_EMBEDDED")
+    # A question that arrives while the LLM does not answer yet waits this long for it (make
+    # run sets it for its embedded model, which takes a while to load; 0: fail at once).
+    llm_wait_s: float = Field(default=0.0, ge=0, le=3600, validation_alias="LLM_WAIT_S")
+
     # --- local documents (CORPUS_DIR, ORCHESTRATOR_SOURCES, ORCHESTRATOR_CORPUS_*) ---
     corpus_dir: str = Field(default="", validation_alias="CORPUS_DIR")
     # Default search sources: auto = web when SEARXNG_URL is set, plus local when CORPUS_DIR is.
