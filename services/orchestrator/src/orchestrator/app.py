@@ -13,6 +13,8 @@ from fastapi.responses import JSONResponse
 
 from orchestrator.api.corpus_routes import router as corpus_router
 from orchestrator.api.problems import BodyGuard, install_problem_handlers
+from orchestrator.api.research_routes import open_research
+from orchestrator.api.research_routes import router as research_router
 from orchestrator.api.routes import router
 from orchestrator.api.runtime import Probe, Runtime, RuntimeFactory, production_runtime
 from orchestrator.config import Settings
@@ -26,7 +28,8 @@ DESCRIPTION = """Quarry answers questions from the web and from local documents 
 NDJSON with `Accept: application/x-ndjson`) or returns the final result with
 `Accept: application/json`. Every event, its fields and an example stream are
 described in docs/api.md. `GET /v1/corpus` and `POST /v1/corpus/refresh` show and
-refresh the indexed local documents. Errors are RFC 7807 `application/problem+json`.
+refresh the indexed local documents. `/v1/research` runs deep research: long, cited reports
+that survive disconnects and restarts. Errors are RFC 7807 `application/problem+json`.
 """
 
 
@@ -50,7 +53,10 @@ def create_app(settings: Settings, runtime_factory: RuntimeFactory | None = None
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with factory(settings) as runtime:
             app.state.runtime = runtime
-            yield
+            # Deep research: its runs, persisted in the embedded database.
+            async with open_research(settings, runtime) as research:
+                app.state.research = research
+                yield
 
     app = FastAPI(
         title="Quarry",
@@ -62,6 +68,7 @@ def create_app(settings: Settings, runtime_factory: RuntimeFactory | None = None
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
     app.include_router(router)
     app.include_router(corpus_router)
+    app.include_router(research_router)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:

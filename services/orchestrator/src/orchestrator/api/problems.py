@@ -24,9 +24,12 @@ _TITLES = {
     405: "Method not allowed",
     406: "Not acceptable",
     413: "Request body too large",
+    409: "Conflict",
     415: "Unsupported media type",
     422: "Invalid request",
+    429: "Too many requests",
     500: "Internal error",
+    503: "Service unavailable",
 }
 
 
@@ -72,7 +75,10 @@ async def _on_validation(request: Request, exc: Exception) -> Response:
 
 async def _on_api_problem(request: Request, exc: Exception) -> Response:
     err = cast(ApiProblem, exc)
-    return problem(err.status, err.detail, instance=request.url.path, title=err.title)
+    response = problem(err.status, err.detail, instance=request.url.path, title=err.title)
+    # Some problems carry headers (429: Retry-After).
+    response.headers.update(getattr(err, "headers", None) or {})
+    return response
 
 
 async def _on_http(request: Request, exc: Exception) -> Response:
