@@ -8,6 +8,7 @@ outgrows the model's context (a peer engine's known failure is overflowing it at
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
@@ -15,17 +16,14 @@ from datetime import UTC, datetime
 
 from orchestrator.citations import check_citations
 from orchestrator.research.context import Ctx
-from orchestrator.research.prompts import (
-    DUE_DILIGENCE_SECTIONS,
-    SECTION_SYSTEM,
-    SUMMARY,
-    per_source_chars,
-    section_messages,
-)
-from orchestrator.research.state import Finding, ResearchState, Section, Source
+from orchestrator.research.prompts import DUE_DILIGENCE_SECTIONS, SUMMARY, section_messages
+from orchestrator.research.state import PASSAGE_CHARS, Finding, ResearchState, Section, Source
 
 # Sources per finding that the summary and the closing sections see.
 SOURCES_PER_FINDING = 2
+# The shortest passage or note worth giving, and what a source's fence lines cost.
+MIN_CHARS = 200
+FENCE_CHARS = 160
 _SLUG_DROP = re.compile(r"[^\w\- ]")
 
 
@@ -88,19 +86,27 @@ def assemble(query: str, state: ResearchState, plans: Sequence[Plan]) -> str:
     )
 
 
-def prompt_for(ctx: Ctx, plan: Plan) -> list[dict[str, str]]:
-    """The section's messages, cut to the context budget."""
+def fit(ctx: Ctx, plan: Plan) -> tuple[Plan, int, int]:
+    """The plan cut to the context budget: (plan with the sources that fit, chars per source,
+    chars per note). Half the budget goes to the notes, the rest to the passages; when even
+    the shortest passages do not all fit, the later (lower-ranked) sources are left out."""
     budget = ctx.settings.research_context_chars
-    # Half the budget for the notes (each cut alike), the rest for the passages.
-    note_chars = max(200, min(900, (budget // 2) // max(len(plan.notes), 1)))
-    fixed = len(SECTION_SYSTEM) + len(plan.notes) * (note_chars + 20) + 600
-    chars = per_source_chars(budget, fixed, len(plan.sources))
+    note_chars = max(MIN_CHARS, min(900, (budget // 2) // max(len(plan.notes), 1)))
+    room = max(budget - len(plan.notes) * (note_chars + 20), 0)
+    keep = max(1, min(len(plan.sources), room // (MIN_CHARS + FENCE_CHARS)))
+    chars = max(MIN_CHARS, min(PASSAGE_CHARS, room // keep - FENCE_CHARS))
+    return dataclasses.replace(plan, sources=plan.sources[:keep]), chars, note_chars
+
+
+def prompt_for(ctx: Ctx, plan: Plan) -> list[dict[str, str]]:
+    """The section's messages, cut to the context budget (``fit`` the plan first)."""
+    fitted, chars, note_chars = fit(ctx, plan)
     return section_messages(
         ctx.query,
-        plan.title,
-        plan.instruction,
-        plan.notes,
-        plan.sources,
+        fitted.title,
+        fitted.instruction,
+        fitted.notes,
+        fitted.sources,
         chars=chars,
         note_chars=note_chars,
         today=datetime.now(UTC).date(),
@@ -126,6 +132,7 @@ async def _stream(ctx: Ctx, plan: Plan) -> None:
 
 async def write_section(ctx: Ctx, plan: Plan) -> None:
     """Stream one section, check its citations against the sources it was given, keep it."""
+    plan = fit(ctx, plan)[0]
     state = ctx.state
     state.draft_title, state.draft = plan.title, ""
     ctx.emit("report.chunk", {"section": plan.key, "text": f"## {plan.title}\n\n"})
