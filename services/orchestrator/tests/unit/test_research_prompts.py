@@ -7,6 +7,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from orchestrator.config import Settings
+from orchestrator.llm.base import Message
 from orchestrator.research.context import Ctx
 from orchestrator.research.state import Finding, ResearchState
 from orchestrator.research.synthesis import contents, plan_sections, prompt_for, slug
@@ -39,8 +40,8 @@ def _ctx(state: ResearchState, mode: str, budget: int) -> Ctx:
     return cast(Ctx, fake)
 
 
-def _chars(messages: list[dict[str, str]]) -> int:
-    return sum(len(m["content"]) for m in messages)
+def _chars(messages: list[Message]) -> int:
+    return sum(len(str(m["content"])) for m in messages)
 
 
 def test_every_section_prompt_fits_the_budget_however_much_was_found() -> None:

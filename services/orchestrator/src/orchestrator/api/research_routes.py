@@ -90,7 +90,8 @@ def _after(header: str | None, query: int | None) -> int:
 async def start(body: ResearchRequest, request: Request, manager: ManagerDep) -> dict[str, Any]:
     """Start a research run; follow it at ``events_url``."""
     runtime: Runtime = request.app.state.runtime
-    sources = body.options.sources or list(runtime.deps.settings.default_sources())
+    asked: list[str] = list(body.options.sources or [])
+    sources = asked or list(runtime.deps.settings.default_sources())
     record = await manager.create(
         body.query, body.mode, body.session_id, list(dict.fromkeys(sources))
     )
@@ -108,7 +109,7 @@ async def list_runs(
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> dict[str, Any]:
     """Research runs, newest first."""
-    records, total = await manager.list(limit, offset)
+    records, total = await manager.list_runs(limit, offset)
     return {"runs": [summary(r) for r in records], "total": total, "limit": limit, "offset": offset}
 
 

@@ -71,8 +71,7 @@ async def _iterate(
         if iteration == ctx.settings.research_max_iterations or not run.best_evidence():
             return
         ctx.spend_llm_call()
-        stage = "chunks" if run.chunks else "snippets"
-        verdict = await judge_step(run, stage, run.best_evidence())
+        verdict = await judge_step(run, "chunks" if run.chunks else "snippets", run.best_evidence())
         if verdict.sufficiency == "sufficient" or not verdict.gap_queries:
             return
         queries = verdict.gap_queries

@@ -110,7 +110,7 @@ class ResearchManager:
             raise ResearchNotFound(f"No research run {run_id!r} (it may have expired).")
         return stored, ResearchState.model_validate(stored.state)
 
-    async def list(self, limit: int, offset: int) -> tuple[list[RunRecord], int]:
+    async def list_runs(self, limit: int, offset: int) -> tuple[list[RunRecord], int]:
         """A page of runs, newest first (live ones as they are now)."""
         records, total = await self.store.list_runs(limit, offset)
         out = [self._live[r.id].snapshot() if r.id in self._live else r for r in records]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from orchestrator.citations import check_citations
+from orchestrator.llm.base import Message
 from orchestrator.research.context import Ctx
 from orchestrator.research.prompts import DUE_DILIGENCE_SECTIONS, SUMMARY, section_messages
 from orchestrator.research.state import PASSAGE_CHARS, Finding, ResearchState, Section, Source
@@ -98,7 +99,7 @@ def fit(ctx: Ctx, plan: Plan) -> tuple[Plan, int, int]:
     return dataclasses.replace(plan, sources=plan.sources[:keep]), chars, note_chars
 
 
-def prompt_for(ctx: Ctx, plan: Plan) -> list[dict[str, str]]:
+def prompt_for(ctx: Ctx, plan: Plan) -> list[Message]:
     """The section's messages, cut to the context budget (``fit`` the plan first)."""
     fitted, chars, note_chars = fit(ctx, plan)
     return section_messages(
