@@ -9,6 +9,7 @@ is printed (pytest -s) for the README.
 
 from __future__ import annotations
 
+import sys
 import time
 
 import httpx
@@ -53,11 +54,13 @@ def test_research_run_completes_with_a_report_citing_fixture_pages(
         done = next(e.data for e in events if e.type == "report.completed")
         view = client.get(f"/v1/research/{run_id}").json()
         exported = client.get(f"/v1/research/{run_id}/report.md").text
-    print(f"\ndeep research with Gemma 3 270M: {elapsed:.1f} s, {view['counters']}")
+    sys.stderr.write(f"\ndeep research with Gemma 3 270M: {elapsed:.1f} s, {view['counters']}\n")
     assert view["status"] == "completed"
     assert exported == done["report"] == view["report"]
     sources = done["sources"]
-    assert sources, "the run found no sources"
+    searches = [(e.data["query"], e.data["count"]) for e in events if e.type == "search.completed"]
+    scope = next(e.data for e in events if e.type == "scope.completed")
+    assert sources, (scope, searches, view["warnings"])
     assert [s["n"] for s in sources] == list(range(1, len(sources) + 1))
     assert {s["url"] for s in sources} <= {web.url(p) for p in PAGES}
     assert view["counters"]["pages_read"] > 0

@@ -26,7 +26,7 @@ from services.orchestrator.tests.integration.research_support import (
     serve,
     types,
 )
-from services.orchestrator.tests.integration.support import World, world
+from services.orchestrator.tests.integration.support import World, results_for, world
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 __all__ = ["world"]  # the fixture, imported so pytest finds it here
@@ -239,6 +239,19 @@ async def test_invalid_scope_falls_back_to_the_query_with_a_warning(world: World
     assert [d["title"] for d in scope["dimensions"]] == ["tidal bores"]
     assert "llm_invalid_output" in [w["code"] for w in data(events, "warning")]
     assert events[-1].type == "research.completed"
+
+
+async def test_a_dimension_that_finds_nothing_searches_the_request_as_typed(
+    world: World,
+) -> None:
+    async with research_app(world, research_max_evaluations=0) as (api, f):
+        f.searx.results = results_for(world, {"zzz nothing": []})
+        scope = Say.json({"brief": "b", "dimensions": ["zzz nothing"]})
+        f.llm.queue("other", scope)
+        run_id = await api.start("how do tides work")
+        events = await api.events(run_id)
+    assert f.searx.queries[:2] == ["zzz nothing", "how do tides work"]
+    assert data(events, "research.finding")[0]["sources"]
 
 
 async def test_completed_report_gives_a_chat_session_its_compacted_context(world: World) -> None:

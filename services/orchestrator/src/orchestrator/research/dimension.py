@@ -62,6 +62,12 @@ async def _iterate(
             ctx.warn("search_failed", f"A search failed: {err.message}", dimension=dim.id)
             return
         ranked = await rank_step(run, hits, " ".join(queries))
+        if not ranked and iteration == 1 and queries != [ctx.query]:
+            # A small model's dimension can miss everything (measured with Gemma 3 270M):
+            # search the request as the user typed it before giving up, as quick search does.
+            queries = [ctx.query]
+            ctx.spend_searches(len(run.options.sources))
+            ranked = await rank_step(run, await search_step(run, queries), ctx.query)
         run.hits.extend(ranked)
         if ranked:
             await read_pages(run, [h.url for h in ranked], speculative=False)
