@@ -26,7 +26,11 @@ def _follow(client: httpx.Client, run_id: str, after: int | None = None) -> list
     headers = {} if after is None else {"Last-Event-ID": str(after)}
     with client.stream("GET", f"/v1/research/{run_id}/events", headers=headers) as reply:
         assert reply.status_code == 200, reply.read()
-        return list(sse_frames(reply))
+        events = []
+        for event in sse_frames(reply):
+            events.append(event)
+            sys.stderr.write(f"{event.seq} {event.type}\n")
+        return events
 
 
 def test_research_run_completes_with_a_report_citing_fixture_pages(
@@ -44,6 +48,7 @@ def test_research_run_completes_with_a_report_citing_fixture_pages(
         with client.stream("GET", f"/v1/research/{run_id}/events") as stream:
             for event in sse_frames(stream):
                 head.append(event)
+                sys.stderr.write(f"{time.monotonic() - start:6.1f} {event.type}\n")
                 if event.type in ("research.finding", "research.completed", "error"):
                     break
         tail = _follow(client, run_id, after=head[-1].seq)

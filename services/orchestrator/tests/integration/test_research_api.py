@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 from orchestrator.cli import main
+from orchestrator.research.state import ResearchState
+from orchestrator.store.base import RunRecord, StoredEvent
+from orchestrator.store.sqlite import SqliteStore
 
 from services.orchestrator.tests.fakes.fake_llm import Hang, Say
 from services.orchestrator.tests.integration.research_support import (
@@ -22,6 +25,7 @@ from services.orchestrator.tests.integration.research_support import (
     Ev,
     data,
     fakes,
+    parse_sse,
     research_app,
     serve,
     types,
@@ -150,6 +154,47 @@ async def test_restart_mid_run_marks_interrupted_then_resume_completes(
             again = await api.client.post(f"/v1/research/{run_id}/resume", json={})
             assert again.status_code == 409
             assert again.headers["content-type"] == "application/problem+json"
+
+
+async def test_a_run_left_running_by_a_crash_is_interrupted_at_start_and_resumes(
+    world: World, tmp_path: Path
+) -> None:
+    store = await SqliteStore.open(str(tmp_path))
+    run_id = "c" * 32
+    record = RunRecord(
+        run_id,
+        "how do tides work",
+        "deep-research",
+        "running",
+        "research",
+        None,
+        ResearchState().model_dump(mode="json"),
+        1.0,
+        1.0,
+    )
+    await store.create_run(record)
+    await store.save(record, [StoredEvent(0, "state", {"status": "running", "phase": None})])
+    await store.close()
+    async with research_app(world, tmp_path) as (api, _):
+        events = await api.events(run_id)
+        assert types(events) == ["state", "state"]
+        assert events[1].data == {"status": "interrupted", "phase": "research"}
+        assert (await api.client.post(f"/v1/research/{run_id}/resume", json={})).status_code == 202
+        resumed = await api.events(run_id, after=1)
+    assert resumed[0].id == 2
+    assert resumed[-1].type == "research.completed"
+
+
+async def test_an_idle_stream_sends_heartbeat_comments(world: World) -> None:
+    async with research_app(world, research_review_delay_s=0.5, research_heartbeat_s=0.05) as (
+        api,
+        _,
+    ):
+        run_id = await api.start()
+        reply = await api.client.get(f"/v1/research/{run_id}/events")
+    events, beats = parse_sse(reply.text)
+    assert beats > 0
+    assert events[-1].type == "research.completed"
 
 
 async def test_delete_mid_synthesis_cancels_and_keeps_the_partial_report(world: World) -> None:
