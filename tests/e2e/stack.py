@@ -43,13 +43,13 @@ SLOW_READS = {
     "ORCHESTRATOR_READ_BATCH_TIMEOUT_S": "150",
 }
 BUDGET = {"ORCHESTRATOR_QUESTION_BUDGET_S": "240", "ORCHESTRATOR_SYNTHESIS_RESERVE_S": "60"}
-# Deep research sized for Gemma on 2 shared cores: few dimensions, one iteration each, one
-# evaluation, short prompts (every stage still runs).
+# Deep research sized for Gemma on 2 shared cores: two dimensions, one iteration each, no
+# coverage evaluation (the integration tests cover it), short prompts: 6 LLM calls.
 RESEARCH = {
     "ORCHESTRATOR_RESEARCH_MAX_DIMENSIONS": "2",
     "ORCHESTRATOR_RESEARCH_MAX_ITERATIONS": "1",
-    "ORCHESTRATOR_RESEARCH_MAX_EVALUATIONS": "1",
-    "ORCHESTRATOR_RESEARCH_CONTEXT_CHARS": "4000",
+    "ORCHESTRATOR_RESEARCH_MAX_EVALUATIONS": "0",
+    "ORCHESTRATOR_RESEARCH_CONTEXT_CHARS": "3000",
     "ORCHESTRATOR_RESEARCH_REVIEW_DELAY_S": "0",
     "ORCHESTRATOR_RESEARCH_BUDGET_S": "480",
 }

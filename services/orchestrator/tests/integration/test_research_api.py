@@ -18,7 +18,8 @@ from orchestrator.research.state import ResearchState
 from orchestrator.store.base import RunRecord, StoredEvent
 from orchestrator.store.sqlite import SqliteStore
 
-from services.orchestrator.tests.fakes.fake_llm import Hang, Say
+from services.orchestrator.tests.fakes.fake_llm import Fail, Hang, Say
+from services.orchestrator.tests.fakes.llm_script import Call, Reply
 from services.orchestrator.tests.integration.research_support import (
     CITATION,
     DIMENSIONS,
@@ -27,6 +28,7 @@ from services.orchestrator.tests.integration.research_support import (
     fakes,
     parse_sse,
     research_app,
+    research_reply,
     serve,
     types,
 )
@@ -297,6 +299,29 @@ async def test_a_dimension_that_finds_nothing_searches_the_request_as_typed(
         events = await api.events(run_id)
     assert f.searx.queries[:2] == ["zzz nothing", "how do tides work"]
     assert data(events, "research.finding")[0]["sources"]
+
+
+async def test_llm_failures_after_research_still_give_a_report_from_the_findings(
+    world: World,
+) -> None:
+    def script(call: Call) -> Reply | None:
+        if "coverage" in (call.schema or {}).get("properties", {}):
+            return Fail(500, "evaluation crashed")
+        return research_reply(call)
+
+    async with research_app(world) as (api, f):
+        f.llm.script = script
+        f.llm.queue("synthesis", Fail(500, "writer crashed"), Fail(500, "writer crashed"))
+        run_id = await api.start()
+        events = await api.events(run_id)
+    assert events[-1].type == "research.completed"
+    warnings = [w["message"] for w in data(events, "warning") if w["code"] == "llm_unavailable"]
+    assert any("coverage check" in w for w in warnings)
+    assert any("Writing a section" in w for w in warnings)
+    report = data(events, "report.completed")[0]["report"]
+    summary = report.split("## Summary\n")[1].split("\n## ")[0]
+    findings = data(events, "research.finding")
+    assert findings[0]["key_finding"].split("[")[0].strip() in summary
 
 
 async def test_completed_report_gives_a_chat_session_its_compacted_context(world: World) -> None:

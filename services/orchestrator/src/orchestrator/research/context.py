@@ -71,8 +71,8 @@ class Ctx:
         self.log.emit(type_, data)
 
     def warn(self, code: str, message: str, **extra: Any) -> None:
-        """A `warning` (once per code and dimension), also kept in the state."""
-        key = f"{code}:{extra.get('dimension', '')}"
+        """A `warning` (once per code and dimension or section), also kept in the state."""
+        key = f"{code}:{sorted(extra.items())}"
         if key in self._warned:
             return
         self._warned.add(key)

@@ -58,6 +58,9 @@ async def pipeline(ctx: Ctx, continued: asyncio.Event) -> None:
         except (BudgetSpent, TimeoutError):
             ctx.warn("budget_exhausted", "The run's budget ran out; writing from what was found.")
             break
+        except LLMError as err:  # the findings are there: write the report from them
+            ctx.warn("llm_unavailable", f"The coverage check failed ({err}); writing the report.")
+            break
     await _phase(ctx, "synthesis", synthesise(ctx))
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from orchestrator.citations import check_citations
-from orchestrator.llm.base import Message
+from orchestrator.llm.base import LLMError, Message
 from orchestrator.research.context import Ctx
 from orchestrator.research.prompts import DUE_DILIGENCE_SECTIONS, SUMMARY, section_messages
 from orchestrator.research.state import PASSAGE_CHARS, Finding, ResearchState, Section, Source
@@ -125,6 +125,16 @@ async def _stream(ctx: Ctx, plan: Plan) -> None:
                     ctx.emit("report.chunk", {"section": plan.key, "text": delta})
     except TimeoutError:
         ctx.warn("budget_exhausted", "The time budget ran out while writing; the report is cut.")
+    except LLMError as err:
+        # The compressed findings carry their own citations: the section still says something.
+        ctx.warn(
+            "llm_unavailable",
+            f"Writing a section failed ({err}); using the findings.",
+            section=plan.key,
+        )
+        fallback = "\n\n".join(f"{f.key_finding} {f.summary}" for f in plan.notes)
+        ctx.state.draft = fallback
+        ctx.emit("report.chunk", {"section": plan.key, "text": fallback})
     finally:
         # Closing the generator closes the LLM's HTTP stream now, not at garbage collection.
         if isinstance(stream, AsyncGenerator):
