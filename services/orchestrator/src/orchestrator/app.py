@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from orchestrator.api.corpus_routes import router as corpus_router
+from orchestrator.api.openai_routes import router as openai_router
 from orchestrator.api.problems import BodyGuard, install_problem_handlers
 from orchestrator.api.research_routes import open_research
 from orchestrator.api.research_routes import router as research_router
@@ -19,6 +20,8 @@ from orchestrator.api.routes import router
 from orchestrator.api.runtime import Probe, Runtime, RuntimeFactory, production_runtime
 from orchestrator.config import Settings
 from orchestrator.events import API_VERSION
+from orchestrator.mcp.local import LocalBackend
+from orchestrator.mcp.server import build_mcp
 
 logger = logging.getLogger(__name__)
 
@@ -49,9 +52,13 @@ def create_app(settings: Settings, runtime_factory: RuntimeFactory | None = None
     """Build the HTTP API for ``settings``; ``runtime_factory`` lets tests inject dependencies."""
     factory = runtime_factory or production_runtime
 
+    # MCP over streamable HTTP at /mcp: its tools run in this process, on the app's runtime.
+    mcp = build_mcp(lambda: LocalBackend(app.state.runtime))
+    mcp_routes = mcp.streamable_http_app().routes
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with factory(settings) as runtime:
+        async with factory(settings) as runtime, mcp.session_manager.run():
             app.state.runtime = runtime
             # Deep research: its runs, persisted in the embedded database.
             async with open_research(settings, runtime) as research:
@@ -69,6 +76,8 @@ def create_app(settings: Settings, runtime_factory: RuntimeFactory | None = None
     app.include_router(router)
     app.include_router(corpus_router)
     app.include_router(research_router)
+    app.include_router(openai_router)
+    app.router.routes.extend(mcp_routes)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:

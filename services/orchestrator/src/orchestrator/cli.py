@@ -205,6 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds")
     cli_index.add_parser(sub)
     cli_research.add_parser(sub)
+    sub.add_parser(
+        "mcp",
+        help="serve Quarry's MCP tools over stdio (for assistants that launch it); the tools "
+        "call the API at --url, with the token in QUARRY_API_TOKEN",
+    )
     return parser
 
 
@@ -215,6 +220,11 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     if args.command == "ask" and not args.question.strip():
         sys.stderr.write("quarry: the question is empty\n")
         return EXIT_USAGE
+    if args.command == "mcp":
+        # Imported here: `quarry ask` should not pay for loading the MCP SDK.
+        from orchestrator.mcp.stdio import run_stdio
+
+        return run_stdio(args.url, os.environ.get("QUARRY_API_TOKEN", ""))
     timeout = httpx.Timeout(args.timeout, connect=5.0)
     try:
         with httpx.Client(base_url=args.url, timeout=timeout) as client:

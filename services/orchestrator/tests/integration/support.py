@@ -167,3 +167,19 @@ async def until(check: Callable[[], bool], within: float) -> None:
     async with asyncio.timeout(within):
         while not check():  # noqa: ASYNC110 - counters and uvicorn's flag offer no event to await
             await asyncio.sleep(0.01)
+
+
+@asynccontextmanager
+async def serve_http(app: FastAPI) -> AsyncIterator[str]:
+    """Serve ``app`` (its lifespan already running) with uvicorn on 127.0.0.1; yield its URL."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="off")
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve())
+    try:
+        await until(lambda: bool(server.started and server.servers), 10)
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await serving

@@ -16,6 +16,8 @@ logger = logging.getLogger(__name__)
 
 Runner = Callable[[EventSink], Awaitable[None]]
 OnEvent = Callable[[Event], Awaitable[None]]
+#: Turns one event into bytes for the wire (empty bytes: send nothing for it).
+Encoder = Callable[[Event], bytes]
 
 
 class ClientGone(Exception):
@@ -58,16 +60,27 @@ async def drive(run: Runner, receive: Receive, on_event: OnEvent) -> bool:
 
 
 class EventStreamResponse(Response):
-    """Streams a run's events as SSE or NDJSON."""
+    """Streams a run's events as SSE or NDJSON, or through ``encode`` (e.g. OpenAI chunks).
 
-    def __init__(self, run: Runner, fmt: Literal["sse", "ndjson"]) -> None:
+    ``closing`` gives the bytes sent after the last event of a run that was not cancelled.
+    """
+
+    def __init__(
+        self,
+        run: Runner,
+        fmt: Literal["sse", "ndjson"],
+        *,
+        encode: Encoder | None = None,
+        closing: Callable[[], bytes] | None = None,
+    ) -> None:
         # No body is set, so init_headers adds no Content-Length (the stream is chunked).
         self.status_code = 200
         self.media_type = "text/event-stream" if fmt == "sse" else "application/x-ndjson"
         self.background = None
         self.init_headers({"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
         self._run = run
-        self._fmt = fmt
+        self._encode: Encoder = encode or (Event.sse if fmt == "sse" else Event.ndjson)
+        self._closing = closing
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
@@ -82,9 +95,11 @@ class EventStreamResponse(Response):
 
         async def on_event(event: Event) -> None:
             await start()
-            chunk = event.sse() if self._fmt == "sse" else event.ndjson()
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            chunk = self._encode(event)
+            if chunk:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
 
         if await drive(self._run, receive, on_event):
             await start()
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            tail = self._closing() if self._closing else b""
+            await send({"type": "http.response.body", "body": tail, "more_body": False})
