@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 DIMENSION_CHARS = 160
+# What the model may write per dimension: llama-cpp-python expands maxLength into nested
+# optionals, so the grammar grows with every character allowed (see orchestrator/structured.py).
+DimensionText = Annotated[str, Field(max_length=100)]
 
 
 class Scope(BaseModel):
@@ -14,8 +17,8 @@ class Scope(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    brief: str = Field(default="", max_length=600)
-    dimensions: list[str] = Field(min_length=1, max_length=8)
+    brief: str = Field(default="", max_length=300)
+    dimensions: list[DimensionText] = Field(min_length=1, max_length=6)
 
 
 class Compressed(BaseModel):
@@ -34,4 +37,4 @@ class Evaluation(BaseModel):
 
     reasoning: str = Field(default="", max_length=600)
     coverage: Literal["complete", "gaps"] = "complete"
-    new_dimensions: list[str] = Field(default_factory=list, max_length=3)
+    new_dimensions: list[DimensionText] = Field(default_factory=list, max_length=3)
