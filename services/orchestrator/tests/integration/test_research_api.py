@@ -324,6 +324,22 @@ async def test_llm_failures_after_research_still_give_a_report_from_the_findings
     assert findings[0]["key_finding"].split("[")[0].strip() in summary
 
 
+async def test_the_search_budget_stops_research_and_the_report_is_still_written(
+    world: World,
+) -> None:
+    async with research_app(world, research_max_searches=2, research_max_evaluations=0) as (
+        api,
+        f,
+    ):
+        run_id = await api.start()
+        events = await api.events(run_id)
+    assert len(f.searx.queries) == 2
+    assert "budget_exhausted" in [w["code"] for w in data(events, "warning")]
+    assert len(data(events, "research.finding")) == 3  # every dimension still reports
+    assert events[-1].type == "research.completed"
+    assert events[-1].data["searches"] == 2
+
+
 async def test_completed_report_gives_a_chat_session_its_compacted_context(world: World) -> None:
     async with research_app(world, research_max_evaluations=0) as (api, f):
         run_id = await api.start(session_id="chat-1")
