@@ -53,7 +53,7 @@ def create_app(settings: Settings, runtime_factory: RuntimeFactory | None = None
     factory = runtime_factory or production_runtime
 
     # MCP over streamable HTTP at /mcp: its tools run in this process, on the app's runtime.
-    mcp = build_mcp(lambda: LocalBackend(app.state.runtime))
+    mcp = build_mcp(lambda: LocalBackend(app.state.runtime, getattr(app.state, "research", None)))
     mcp_routes = mcp.streamable_http_app().routes
 
     @asynccontextmanager

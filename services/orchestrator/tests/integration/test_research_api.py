@@ -33,6 +33,8 @@ from services.orchestrator.tests.integration.research_support import (
     types,
 )
 from services.orchestrator.tests.integration.support import World, results_for, world
+from services.orchestrator.tests.integration.test_mcp import _text as mcp_text
+from services.orchestrator.tests.integration.test_mcp import http_session, stdio_session
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 __all__ = ["world"]  # the fixture, imported so pytest finds it here
@@ -427,3 +429,27 @@ async def test_ctrl_c_cancels_the_run_and_prints_the_partial_report(world: World
         view = await api.show(run_id)
         assert view["status"] == "cancelled"
         assert view["phase"] == "synthesis"
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_the_mcp_research_tool_returns_the_report(world: World, transport: str) -> None:
+    lines: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        lines.append(message or "")
+
+    opener = http_session if transport == "http" else stdio_session
+    async with (
+        research_app(world, research_max_evaluations=0) as (api, _),
+        opener(api.base) as session,
+    ):
+        result = await session.call_tool(
+            "research", {"query": "how do tides work"}, progress_callback=on_progress
+        )
+        listed = (await api.client.get("/v1/research")).json()
+    assert not result.isError, mcp_text(result)
+    report = mcp_text(result)
+    assert report.startswith("# how do tides work")
+    assert "## Sources" in report
+    assert any(line.startswith("Finding on") for line in lines), lines
+    assert listed["runs"][0]["status"] == "completed"

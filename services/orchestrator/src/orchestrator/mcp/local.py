@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from typing import Any
 
@@ -13,14 +14,17 @@ from orchestrator.api.runtime import Runtime
 from orchestrator.corpus.indexer import Counts
 from orchestrator.errors import ApiProblem
 from orchestrator.events import EventSink, ResultCollector
-from orchestrator.mcp.backend import Progress, ToolError
+from orchestrator.mcp.backend import Progress, ToolError, research_progress_line
+from orchestrator.research.manager import ResearchManager
+from orchestrator.research.views import report_markdown
 
 
 class LocalBackend:
-    """Runs questions and refreshes through the running app's runtime."""
+    """Runs questions, research and refreshes through the running app's runtime."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, research: ResearchManager | None = None) -> None:
         self._runtime = runtime
+        self._research = research
 
     async def search(self, query: str, sources: list[str] | None, progress: Progress) -> Any:
         """One quick-search run in a new session; progress lines as the run goes."""
@@ -77,3 +81,28 @@ class LocalBackend:
         """A conversation of this server, or None."""
         found = self._runtime.sessions.get(session_id)
         return None if found is None else found.to_json()
+
+    async def research(self, query: str, mode: str, progress: Progress) -> str:
+        """One research run to its end; the tool call going away cancels the run."""
+        manager = self._research
+        if manager is None:
+            raise ToolError("Deep research is not available on this Quarry server.")
+        sources = list(self._runtime.deps.settings.default_sources())
+        try:
+            record = await manager.create(query, mode, None, sources)
+        except ApiProblem as err:  # the in-flight cap
+            raise ToolError(err.detail) from None
+        try:
+            async for event in manager.follow(record.id, -1, manager.heartbeat_s):
+                line = research_progress_line(event.type, event.data) if event else None
+                if line:
+                    await progress(line)
+        except asyncio.CancelledError:
+            with contextlib.suppress(ApiProblem):
+                await manager.cancel(record.id)
+            raise
+        final, state = await manager.record(record.id)
+        if final.status != "completed":
+            error = (state.error or {}).get("message", final.status)
+            raise ToolError(f"The research run ended {final.status}: {error}")
+        return report_markdown(final, state)
