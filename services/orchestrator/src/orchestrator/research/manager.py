@@ -47,6 +47,7 @@ class ResearchManager:
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
         self._starting = 0  # runs admitted but not yet live (their row is being written)
+        self._resuming: set[str] = set()
 
     async def start(self) -> None:
         """Mark runs left running by a previous process; start the TTL sweeper."""
@@ -246,9 +247,11 @@ class ResearchManager:
             ResearchConflict: the run is not interrupted or failed.
             TooManyResearchRuns: the in-flight cap is reached.
         """
-        if run_id in self._live:
+        if run_id in self._live or run_id in self._resuming:
             raise ResearchConflict("The run is running.")
         record, state = await self.record(run_id)
+        if run_id in self._live or run_id in self._resuming:  # resumed while we read it
+            raise ResearchConflict("The run is running.")
         if record.status not in RESUMABLE:
             raise ResearchConflict(
                 f"The run is {record.status}; only an interrupted or failed run resumes."
@@ -258,6 +261,13 @@ class ResearchManager:
         resumed = dataclasses.replace(
             record, status="running", finished_at=None, state=state.model_dump(mode="json")
         )
+        self._starting += 1
+        self._resuming.add(run_id)
+        try:  # running again at once: the TTL sweeper must not take it meanwhile
+            await self.store.save(resumed, [])
+        finally:
+            self._starting -= 1
+            self._resuming.discard(run_id)
         self._launch(resumed)
         run = self._live[run_id]
         return run.snapshot(), run.state

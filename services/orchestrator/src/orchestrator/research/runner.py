@@ -158,9 +158,11 @@ class ResearchRun:
             self.ctx.emit("error", self.state.error)
         finally:
             self.finished_at = time.time()
-            await cancel_and_wait(flusher)
-            await self.log.flush()
-            self.log.finish()
+            try:
+                await cancel_and_wait(flusher)
+                await self.log.flush()
+            finally:  # readers must learn the run ended, even if the last save failed
+                self.log.finish()
 
 
 def _error(err: Exception, run_id: str) -> dict[str, str]:
