@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
 import signal
 import sys
@@ -453,3 +454,25 @@ async def test_the_mcp_research_tool_returns_the_report(world: World, transport:
     assert "## Sources" in report
     assert any(line.startswith("Finding on") for line in lines), lines
     assert listed["runs"][0]["status"] == "completed"
+
+
+async def test_the_openai_quarry_research_model_answers_with_the_report(world: World) -> None:
+    async with research_app(world, research_max_evaluations=0) as (api, _):
+        question = {"role": "user", "content": "how do tides work"}
+        body = {"model": "quarry-research", "messages": [question]}
+        whole = await api.client.post("/v1/chat/completions", json=body)
+        streamed = await api.client.post("/v1/chat/completions", json={**body, "stream": True})
+    assert whole.status_code == 200, whole.text
+    completion = whole.json()
+    content = completion["choices"][0]["message"]["content"]
+    assert content.startswith("# how do tides work")
+    assert "[^1]: [" in content
+    assert completion["quarry"]["status"] == "completed"
+    lines = [x.removeprefix("data: ") for x in streamed.text.splitlines() if x.startswith("data: ")]
+    assert lines[-1] == "[DONE]"
+    chunks = [json.loads(x) for x in lines[:-1]]
+    deltas = [c["choices"][0]["delta"] for c in chunks]
+    text = "".join(d.get("content", "") for d in deltas)
+    assert text.startswith("# how do tides work")
+    assert any("Finding on" in d.get("reasoning_content", "") for d in deltas)
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
