@@ -176,7 +176,7 @@ async def chat_completions(body: ChatRequest, request: Request, runtime: Runtime
     if len(question) > MAX_QUESTION_CHARS:
         detail = f"The question is longer than {MAX_QUESTION_CHARS} characters."
         return _openai_problem(400, detail, "question_too_long", "invalid_request_error")
-    if body.model == RESEARCH_MODEL:
+    if body.model == RESEARCH_MODEL and research is not None:
         sources = list(runtime.deps.settings.default_sources())
         return await research_completion(
             research, body.model, question, sources, stream=body.stream
