@@ -23,6 +23,7 @@ from orchestrator.agent.state import RunOptions
 from orchestrator.api import chat_format as fmt
 from orchestrator.api.openai_research import research_completion
 from orchestrator.api.problems import problem
+from orchestrator.api.ratelimit import enforce
 from orchestrator.api.routes import RuntimeDep
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.events import Event, EventSink, ResultCollector
@@ -160,6 +161,7 @@ def _completion(
 @router.post("/chat/completions", response_model=None)
 async def chat_completions(body: ChatRequest, request: Request, runtime: RuntimeDep) -> Response:
     """Answer the last user message, with the earlier messages as the conversation."""
+    notice = await enforce(request, "questions")
     if body.model not in MODELS:
         names = ", ".join(MODELS)
         detail = f"Unknown model {body.model!r}; use one of: {names} (GET /v1/models)."
@@ -177,6 +179,7 @@ async def chat_completions(body: ChatRequest, request: Request, runtime: Runtime
         detail = f"The question is longer than {MAX_QUESTION_CHARS} characters."
         return _openai_problem(400, detail, "question_too_long", "invalid_request_error")
     if body.model == RESEARCH_MODEL and research is not None:
+        await enforce(request, "research")
         sources = list(runtime.deps.settings.default_sources())
         return await research_completion(
             research, body.model, question, sources, stream=body.stream
@@ -188,6 +191,8 @@ async def chat_completions(body: ChatRequest, request: Request, runtime: Runtime
     options = RunOptions(sources=settings.default_sources())
 
     async def run(sink: EventSink) -> None:
+        if notice is not None:
+            sink.warn_after_start(notice.code, notice.message)
         await run_question(
             runtime.deps,
             sink,
@@ -200,7 +205,13 @@ async def chat_completions(body: ChatRequest, request: Request, runtime: Runtime
 
     if body.stream:
         encoder = ChunkEncoder(completion_id, body.model)
-        return EventStreamResponse(run, "sse", encode=encoder, closing=lambda: b"data: [DONE]\n\n")
+        return EventStreamResponse(
+            run,
+            "sse",
+            encode=encoder,
+            closing=lambda: b"data: [DONE]\n\n",
+            keepalive_s=settings.keepalive_s,
+        )
     collector = ResultCollector()
     created = int(time.time())
 

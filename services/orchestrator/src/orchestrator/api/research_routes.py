@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from orchestrator.api.models import Problem
+from orchestrator.api.ratelimit import enforce
 from orchestrator.api.research_models import ContinueRequest, EmptyRequest, ResearchRequest
 from orchestrator.api.routes import negotiate
 from orchestrator.api.runtime import Runtime
@@ -89,6 +90,7 @@ def _after(header: str | None, query: int | None) -> int:
 @router.post("", status_code=202, responses=_PROBLEMS)
 async def start(body: ResearchRequest, request: Request, manager: ManagerDep) -> dict[str, Any]:
     """Start a research run; follow it at ``events_url``."""
+    await enforce(request, "research")  # per-client rate (429) before the in-flight cap (429)
     runtime: Runtime = request.app.state.runtime
     asked: list[str] = list(body.options.sources or [])
     sources = asked or list(runtime.deps.settings.default_sources())
