@@ -17,6 +17,7 @@ from orchestrator.api.routes import router
 from orchestrator.api.runtime import Probe, Runtime, RuntimeFactory, production_runtime
 from orchestrator.config import Settings
 from orchestrator.events import API_VERSION
+from orchestrator.web.routes import install_ui
 
 logger = logging.getLogger(__name__)
 
@@ -82,4 +83,6 @@ def create_app(settings: Settings, runtime_factory: RuntimeFactory | None = None
         body: dict[str, Any] = {"status": "unavailable" if down else "ok", "down": down}
         return JSONResponse(body, status_code=503 if down else 200)
 
+    # The web UI (static files at / and /ui; see orchestrator/web).
+    install_ui(app)
     return app
