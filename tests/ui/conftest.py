@@ -92,3 +92,44 @@ def shot(page: Page, name: str) -> Path:
     path = SHOTS / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+# WCAG 2 contrast of every visible element with its own text against the first opaque
+# background behind it; large text (24 px, or 18.66 px bold) needs 3:1, the rest 4.5:1.
+_CONTRAST = """() => {
+  const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const background = (el) => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || c[3] === 1) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const bad = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.data.trim());
+    const box = el.getBoundingClientRect();
+    if (!own || !box.width || !box.height || el.closest('[hidden]')) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden' || style.opacity === '0') continue;
+    const [a, b] = [lum(rgb(style.color).slice(0, 3)), lum(background(el))];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    const size = parseFloat(style.fontSize);
+    const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+    if (ratio < (large ? 3 : 4.5)) {
+      const text = el.textContent.trim().slice(0, 30);
+      bad.push(`${el.tagName}.${el.className} "${text}" ${ratio.toFixed(2)}`);
+    }
+  }
+  return bad;
+}"""
+
+
+def low_contrast(page: Page) -> list[str]:
+    """Visible text below WCAG AA contrast on ``page`` (empty when all of it passes)."""
+    found: list[str] = page.evaluate(_CONTRAST)
+    return found

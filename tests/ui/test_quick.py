@@ -8,7 +8,7 @@ import re
 from playwright.sync_api import Browser, Page, expect
 
 from services.orchestrator.tests.fakes.llm_script import Hang, Say
-from tests.ui.conftest import new_context, shot
+from tests.ui.conftest import low_contrast, new_context, shot
 from tests.ui.world import HOSTILE_TITLE, UiWorld
 
 # Records, in DOM order of appearance, when the first source card and the first answer text
@@ -67,6 +67,7 @@ def test_answer_streams_after_its_sources_and_badges_show_source_cards(
     assert text.startswith("# what causes tides\n")
     assert "## Sources" in text
     assert re.search(r"\[\d\]", text)
+    assert low_contrast(page) == []
     shot(page, "quick-light")
 
 
@@ -115,6 +116,7 @@ def test_a_session_reloads_from_its_url_and_can_be_deleted(
     tab = other.new_page()
     tab.goto(url)
     expect(tab.locator(".turn")).to_have_count(2)
+    assert low_contrast(tab) == []
     shot(tab, "quick-dark")
     other.close()
 

@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, Request, expect
 
-from tests.ui.conftest import new_context, shot
+from tests.ui.conftest import low_contrast, new_context, shot
 from tests.ui.world import UiWorld
 
 # Skipped only while this orchestrator has no research API (branch `research` adds it).
@@ -50,7 +50,10 @@ def test_slash_command_starts_deep_research_and_the_panels_fill(
     expect(page.get_by_role("heading", name="Continue exploring")).to_be_visible()
     expect(page.locator("#r-chips .chip").first).to_be_visible()
     assert page.locator("#r-chips .chip").count() <= 3
+    assert low_contrast(page) == []
     shot(page, "research-light")
+    page.locator("#r-body h2").last.scroll_into_view_if_needed()
+    shot(page, "research-report-light")
     page.get_by_role("button", name=re.compile(r"^Sources")).click()
     expect(page.locator("#r-sources")).to_be_hidden()
     page.get_by_role("button", name=re.compile(r"^Sources")).click()
@@ -67,6 +70,7 @@ def test_slash_command_starts_deep_research_and_the_panels_fill(
         if narrow:
             width = tab.evaluate("document.documentElement.scrollWidth")
             assert width <= 390, f"the research view scrolls sideways at 390 px ({width})"
+        assert low_contrast(tab) == []
         shot(tab, name)
         other.close()
 

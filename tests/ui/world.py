@@ -6,6 +6,7 @@ thread so the tests can drive Chromium with Playwright's synchronous API."""
 from __future__ import annotations
 
 import asyncio
+import importlib
 import socket
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -22,6 +23,7 @@ from ranker.server import build_server as build_ranker
 from services.orchestrator.tests.fakes._http import Request, Response, TinyHTTPServer
 from services.orchestrator.tests.fakes.fake_llm import FakeLLM
 from services.orchestrator.tests.fakes.fake_searxng import FakeSearxng, searx_result
+from services.orchestrator.tests.fakes.llm_script import Script
 from services.orchestrator.tests.integration.support import results_for, serve_world
 
 T = TypeVar("T")
@@ -78,6 +80,16 @@ class UiWorld:
         asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout + 1)
 
 
+def research_script() -> Script | None:
+    """The research calls' scripted answers (scope, compress, evaluate) once that API exists."""
+    try:
+        module = importlib.import_module("services.orchestrator.tests.integration.research_support")
+    except ImportError:  # branch research not merged yet: quick search needs no script
+        return None
+    script: Script = module.research_reply
+    return script
+
+
 def research_settings() -> dict[str, Any]:
     """Settings for deep research when this orchestrator has it (quick plan review)."""
     fields = Settings.model_fields
@@ -98,7 +110,7 @@ async def _start(es: AsyncExitStack) -> UiWorld:
         return plain(query)
 
     # Tokens arrive 40 ms apart, so a test can watch an answer grow and press Stop mid-answer.
-    llm = await es.enter_async_context(FakeLLM(token_delay=0.04))
+    llm = await es.enter_async_context(FakeLLM(token_delay=0.04, script=research_script()))
     searx = await es.enter_async_context(FakeSearxng(results))
     settings = Settings(
         reader_addr=world.reader_addr,

@@ -41,7 +41,7 @@ export class ResearchView {
       dimensions: new Map(), sources: new Map(), report: "", lastEventId: null, counters: {},
       sourcesSeen: 0, refreshing: false, pending: false,
     });
-    for (const el of ["r-feed", "r-plan", "r-toc", "r-body", "r-source-list", "r-findings"]) $(el).replaceChildren();
+    for (const el of ["r-feed", "r-plan", "r-toc", "r-body", "r-source-list"]) $(el).replaceChildren();
     $("r-error").hidden = true;
     $("r-continue").hidden = true;
     $("r-resume").hidden = true;
@@ -91,7 +91,8 @@ export class ResearchView {
     $("r-title").textContent = this.query;
     $("r-mode").textContent = this.mode === "due-diligence" ? "Due diligence" : "Deep research";
     const phase = PHASES[this.phase] || "";
-    $("r-status").textContent = this.status === "running" ? phase || "Starting…" : this.status;
+    const status = this.status.charAt(0).toUpperCase() + this.status.slice(1);
+    $("r-status").textContent = this.status === "running" ? phase || "Starting…" : status;
     this.root.dataset.status = this.status;
     $("r-stop").hidden = this.status !== "running";
   }
@@ -139,6 +140,7 @@ export class ResearchView {
         break;
       case "phase.started":
         this.phase = data.phase;
+        if (data.phase !== "plan_review" && $("r-continue-now")) $("r-continue-now").remove();
         this.header();
         this.feed(`${PHASES[data.phase] || data.phase}${data.round > 1 ? ` (round ${data.round})` : ""}`, "phase");
         break;
@@ -212,26 +214,29 @@ export class ResearchView {
     list.scrollTop = list.scrollHeight;
   }
 
+  // A key-finding card in the activity feed.
   finding(data) {
     const dim = this.dimensions.get(data.dimension);
-    const card = h("li", { class: "finding" },
-      h("div", { class: "finding-dim", text: (dim && dim.title) || data.title || data.dimension }),
-      h("p", { text: data.key_finding }),
-      data.sources && data.sources.length ? h("div", { class: "finding-src", text: data.sources.map((n) => `[${n}]`).join(" ") }) : null);
-    $("r-findings").append(card);
     const list = $("r-feed");
-    list.append(h("li", { class: "feed-item finding-note" }, h("time", { text: "★" }), h("span", { text: `Key finding: ${data.key_finding}` })));
+    list.append(h("li", { class: "feed-item finding" },
+      h("time", { text: "★" }),
+      h("div", {},
+        h("div", { class: "finding-dim", text: `Key finding · ${(dim && dim.title) || data.title || data.dimension}` }),
+        h("p", { text: data.key_finding }),
+        data.sources && data.sources.length ? h("div", { class: "finding-src", text: data.sources.map((n) => `[${n}]`).join(" ") }) : null)));
     list.scrollTop = list.scrollHeight;
   }
 
   plan(brief, dimensions, reviewS) {
     this.dimensions = new Map(dimensions.map((d) => [d.id, { ...d }]));
     const box = $("r-plan");
-    box.replaceChildren(
-      h("h3", { text: "Research plan" }),
-      brief ? h("p", { class: "brief", text: brief }) : null,
-      (this.dimList = h("ol", { class: "dimensions" })),
-      reviewS ? h("button", { type: "button", id: "r-continue-now", onclick: (e) => this.continueNow(e.currentTarget) }, "Start research now") : null);
+    this.dimList = h("ol", { class: "dimensions" });
+    const parts = [h("h3", { text: "Research plan" })];
+    if (brief) parts.push(h("p", { class: "brief", text: brief }));
+    parts.push(this.dimList);
+    // During the plan review the run waits a moment for edits; this skips the wait.
+    if (reviewS) parts.push(h("button", { type: "button", id: "r-continue-now", onclick: (e) => this.continueNow(e.currentTarget) }, "Start research now"));
+    box.replaceChildren(...parts);
     this.drawDimensions();
   }
 
@@ -246,7 +251,7 @@ export class ResearchView {
     this.dimList.replaceChildren(...[...this.dimensions.values()].map((d) =>
       h("li", { class: "dimension", dataset: { status: d.status || "planned" } },
         h("span", { class: "dim-title", text: d.title }),
-        h("span", { class: "dim-status", text: d.status === "done" ? `done · ${d.iterations || 0} iterations` : d.status || "planned" }))));
+        h("span", { class: "dim-status", text: d.status === "done" ? `done · ${plural(d.iterations || 0, "iteration")}` : d.status || "planned" }))));
   }
 
   async continueNow(button) {
@@ -297,7 +302,7 @@ export class ResearchView {
       const toc = [];
       body.querySelectorAll("h1, h2, h3").forEach((heading, i) => {
         heading.id = `r-sec-${i}`;
-        if (heading.tagName !== "H1") toc.push(h("li", { class: heading.tagName.toLowerCase() }, h("a", { href: `#r-sec-${i}`, text: heading.textContent })));
+        if (heading.tagName !== "H1" && !/^(table of )?contents$/i.test(heading.textContent.trim())) toc.push(h("li", { class: heading.tagName.toLowerCase() }, h("a", { href: `#r-sec-${i}`, text: heading.textContent })));
       });
       // The report's own contents links point at heading slugs; send them to our ids.
       const slugs = new Map([...body.querySelectorAll("h1, h2, h3")].map((el) => [slugOf(el.textContent), el.id]));
@@ -363,6 +368,10 @@ export class ResearchView {
       download(name, this.report);
     }
   }
+}
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 function slugOf(text) {
