@@ -210,5 +210,9 @@ document.addEventListener("keydown", (e) => {
     $("q").focus();
   }
 });
+// On a narrow screen the sidebar covers the page: a tap beside it closes it.
+$("main").addEventListener("click", (e) => {
+  if (document.body.classList.contains("nav-open") && !e.target.closest("#menu")) closeNav();
+});
 window.addEventListener("popstate", route);
 route();

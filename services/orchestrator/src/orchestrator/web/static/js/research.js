@@ -300,9 +300,12 @@ export class ResearchView {
       const body = $("r-body");
       renderInto(body, this.report, this.sources);
       const toc = [];
+      let ownContents = false;
       body.querySelectorAll("h1, h2, h3").forEach((heading, i) => {
         heading.id = `r-sec-${i}`;
-        if (heading.tagName !== "H1" && !/^(table of )?contents$/i.test(heading.textContent.trim())) toc.push(h("li", { class: heading.tagName.toLowerCase() }, h("a", { href: `#r-sec-${i}`, text: heading.textContent })));
+        const isContents = /^(table of )?contents$/i.test(heading.textContent.trim());
+        ownContents ||= isContents;
+        if (heading.tagName !== "H1" && !isContents) toc.push(h("li", { class: heading.tagName.toLowerCase() }, h("a", { href: `#r-sec-${i}`, text: heading.textContent })));
       });
       // The report's own contents links point at heading slugs; send them to our ids.
       const slugs = new Map([...body.querySelectorAll("h1, h2, h3")].map((el) => [slugOf(el.textContent), el.id]));
@@ -311,7 +314,9 @@ export class ResearchView {
         if (target) a.setAttribute("href", `#${target}`);
         a.removeAttribute("target");
       });
-      $("r-toc").replaceChildren(...(toc.length ? [h("h3", { text: "Contents" }), h("ol", {}, toc)] : []));
+      // The engine's report carries its own contents list; draw one only when it does not.
+      const showToc = toc.length && !ownContents;
+      $("r-toc").replaceChildren(...(showToc ? [h("h3", { text: "Contents" }), h("ol", {}, toc)] : []));
     };
     if (!streaming) return draw();
     this.pending = true;
