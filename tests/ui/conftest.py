@@ -1,6 +1,7 @@
-"""Fixtures for the browser tests: one stack and one Chromium for the whole run (CI has 2 cores),
-a fresh browser context (own storage) per test. Chromium is Debian's package driven by
-Playwright for Python through ``executable_path``; no browser is ever downloaded.
+"""Fixtures for the browser tests: one stack and one Chromium for this package (CI has 2 cores;
+package scope: Playwright's sync API holds an event loop, which must be gone before any later
+asyncio test runs), a fresh browser context (own storage) per test. Chromium is Debian's package
+driven by Playwright for Python through ``executable_path``; no browser is ever downloaded.
 
 A missing prerequisite fails the tests with how to install it; nothing is skipped.
 """
@@ -40,20 +41,20 @@ def chromium_path() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def world() -> Iterator[UiWorld]:
     """The orchestrator and its (real or scripted) dependencies, shared by every UI test."""
     with running_world() as running:
         yield running
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def playwright() -> Iterator[Playwright]:
     with sync_playwright() as p:
         yield p
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     browser = playwright.chromium.launch(executable_path=chromium_path())
     yield browser

@@ -60,6 +60,8 @@ class UiWorld:
     llm: FakeLLM
     searx: FakeSearxng
     loop: asyncio.AbstractEventLoop
+    # The same stack behind an orchestrator that needs TOKEN (None: no token support here).
+    token_url: str | None = None
 
     def call(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on the servers' loop (the fakes are not thread-safe) and return its value."""
@@ -90,11 +92,46 @@ def research_script() -> Script | None:
     return script
 
 
-def research_settings() -> dict[str, Any]:
-    """Settings for deep research when this orchestrator has it (quick plan review)."""
+# The second orchestrator, the one that needs a bearer token, accepts this one.
+TOKEN = "ui-test-token-0123456789"  # noqa: S105 - a test token
+
+
+def optional_settings() -> dict[str, Any]:
+    """Settings of features this orchestrator may have: a quick research plan review, and no
+    per-client rate limit (every test's browser is the same 127.0.0.1 client)."""
     fields = Settings.model_fields
-    wanted = {"research_review_delay_s": 0.2, "research_heartbeat_s": 1.0}
+    wanted = {
+        "research_review_delay_s": 0.2,
+        "research_heartbeat_s": 1.0,
+        "rate_questions": "off",
+        "rate_research": "off",
+    }
     return {k: v for k, v in wanted.items() if k in fields}
+
+
+def has_tokens() -> bool:
+    """Whether this orchestrator has bearer tokens (branch sec)."""
+    return "api_tokens" in Settings.model_fields
+
+
+async def _serve(es: AsyncExitStack, app: Any) -> str:
+    """Serve ``app`` with uvicorn on a free 127.0.0.1 port until the stack closes; its URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+
+    async def stop() -> None:
+        server.should_exit = True
+        await task
+        sock.close()
+
+    es.push_async_callback(stop)
+    async with asyncio.timeout(30):
+        while not server.started:  # noqa: ASYNC110 - uvicorn offers only this flag
+            await asyncio.sleep(0.02)
+    return f"http://127.0.0.1:{port}"
 
 
 async def _start(es: AsyncExitStack) -> UiWorld:
@@ -112,34 +149,23 @@ async def _start(es: AsyncExitStack) -> UiWorld:
     # Tokens arrive 40 ms apart, so a test can watch an answer grow and press Stop mid-answer.
     llm = await es.enter_async_context(FakeLLM(token_delay=0.04, script=research_script()))
     searx = await es.enter_async_context(FakeSearxng(results))
-    settings = Settings(
-        reader_addr=world.reader_addr,
-        ranker_addr=world.ranker_addr,
-        searxng_url=searx.url,
-        llm_provider="ollama",
-        llm_base_url=llm.url,
-        llm_model=llm.model,
-        read_retry_delay_s=0.05,
-        synthesis_reserve_s=1.0,
-        **research_settings(),
-    )
-    app = create_app(settings)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
-
-    async def stop() -> None:
-        server.should_exit = True
-        await task
-        sock.close()
-
-    es.push_async_callback(stop)
-    async with asyncio.timeout(30):
-        while not server.started:  # noqa: ASYNC110 - uvicorn offers only this flag
-            await asyncio.sleep(0.02)
-    return UiWorld(f"http://127.0.0.1:{port}", llm, searx, asyncio.get_running_loop())
+    config: dict[str, Any] = {
+        "reader_addr": world.reader_addr,
+        "ranker_addr": world.ranker_addr,
+        "searxng_url": searx.url,
+        "llm_provider": "ollama",
+        "llm_base_url": llm.url,
+        "llm_model": llm.model,
+        "read_retry_delay_s": 0.05,
+        "synthesis_reserve_s": 1.0,
+        **optional_settings(),
+    }
+    base_url = await _serve(es, create_app(Settings(**config)))
+    token_url = None
+    if has_tokens():
+        token_url = await _serve(es, create_app(Settings(**config, api_tokens=TOKEN)))
+    loop = asyncio.get_running_loop()
+    return UiWorld(base_url, llm, searx, loop, token_url)
 
 
 @contextmanager

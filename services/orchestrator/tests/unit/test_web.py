@@ -16,7 +16,7 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
     # The static routes need no runtime, so the lifespan (and its clients) is not started.
     app = create_app(Settings())
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
         yield c
 
 

@@ -27,6 +27,12 @@ _PAGE_HEADERS = {
 _STATIC_HEADERS = [(k.lower().encode(), v.encode()) for k, v in _PAGE_HEADERS.items()]
 
 
+def is_public_path(path: str) -> bool:
+    """The page and its files: no API data, so they load without a token (the page then asks
+    for one and sends it with every API call)."""
+    return path == "/" or path.startswith("/ui/")
+
+
 def static_dir() -> Path:
     """Where the UI's files are (inside the installed package)."""
     return Path(str(files("orchestrator.web") / "static"))

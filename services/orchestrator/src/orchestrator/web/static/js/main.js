@@ -178,16 +178,19 @@ async function route() {
 // A server with tokens answers 401: ask once, keep the token in this browser.
 function installTokenDialog() {
   const dialog = $("token-dialog");
-  onUnauthorized(() => new Promise((resolve) => {
+  let asking = null; // requests refused together share one question
+  onUnauthorized(() => (asking ||= ask()));
+  const ask = () => new Promise((resolve) => {
     $("token-input").value = "";
     dialog.returnValue = "";
     dialog.addEventListener("close", () => {
       const ok = dialog.returnValue === "save" && $("token-input").value.trim() !== "";
       if (ok) setToken($("token-input").value.trim());
+      asking = null;
       resolve(ok);
     }, { once: true });
     dialog.showModal();
-  }));
+  });
 }
 
 adoptTokenFromFragment();
