@@ -4,7 +4,10 @@ citation cards, Stop reaching the server, sessions from the URL, hostile text st
 from __future__ import annotations
 
 import re
+import typing
 
+import pytest
+from orchestrator.events import EventType
 from playwright.sync_api import Browser, Page, expect
 
 from services.orchestrator.tests.fakes.llm_script import Hang, Say
@@ -107,9 +110,12 @@ def test_a_session_reloads_from_its_url_and_can_be_deleted(
     assert turns.first.locator(".answer").inner_text() == answer
     expect(turns.first.locator("button.cite").first).to_be_visible()
     expect(turns.first.locator(".source").first).to_be_visible()
-    group = page.locator("#session-list section", has_text="Today")
-    link = group.get_by_role("link", name=re.compile("what causes tides"))
-    expect(link).to_have_attribute("aria-current", "page")
+    session_id = url.rsplit("=", 1)[1]
+    entry = page.locator("#session-list section", has_text="Today").locator(
+        "li", has=page.locator(f'[data-id="{session_id}"]')
+    )
+    expect(entry.get_by_role("link")).to_have_text("what causes tides")
+    expect(entry.get_by_role("link")).to_have_attribute("aria-current", "page")
 
     # the same URL in a new tab of another browser profile works too (it is the server's)
     other = new_context(browser, world, dark=True)
@@ -133,8 +139,8 @@ def test_a_session_reloads_from_its_url_and_can_be_deleted(
     shot(small, "sidebar-narrow")
     narrow.close()
 
-    page.get_by_role("button", name=re.compile("Delete “what causes tides”")).click()
-    expect(page.locator(".session-link")).to_have_count(0)
+    entry.get_by_role("button", name="Delete “what causes tides”").click()
+    expect(page.locator(f'[data-id="{session_id}"]')).to_have_count(0)
     expect(page).to_have_url(re.compile(r"/$"))
     gone = page.request.get(url.replace("/?s=", "/v1/sessions/"))
     assert gone.status == 404
@@ -168,3 +174,27 @@ def test_hostile_page_text_renders_inert(page: Page, world: UiWorld) -> None:
     expect(turn.locator(".answer code")).to_contain_text("[1]")  # no badge inside code
     assert page.evaluate("window.__pwned") is None
     assert errors == []
+
+
+@pytest.mark.skipif(
+    "thinking" not in typing.get_args(EventType),
+    reason="this orchestrator sends no thinking events yet (branch conv adds them)",
+)
+def test_a_reasoning_models_thinking_fills_a_collapsed_panel(page: Page, world: UiWorld) -> None:
+    reply = Say(
+        "Tides are caused by the gravitational pull of the Moon and the Sun on the oceans [1].",
+        reasoning=["The user asks ", "about tides; ", "source 1 explains them."],
+    )
+    world.call(lambda: world.llm.queue("synthesis", reply))
+    page.goto("/")
+    ask(page, "why are there tides")
+    turn = page.locator(".turn").last
+    expect(turn.locator(".status")).to_have_text(re.compile(r"^Answered in"))
+    panel = turn.locator("details.thinking")
+    expect(panel).to_be_visible()
+    expect(panel.locator(".thinking-text")).to_be_hidden()  # collapsed until asked
+    panel.locator("summary").click()
+    expect(panel.locator(".thinking-text")).to_have_text(
+        "The user asks about tides; source 1 explains them."
+    )
+    expect(turn.locator(".answer")).not_to_contain_text("The user asks")

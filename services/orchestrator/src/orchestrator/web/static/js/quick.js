@@ -132,6 +132,10 @@ export class Turn {
         this.stage("plan", "Planning");
         this.say("Planning the search…");
         break;
+      case "memory":
+        // the oldest turns of a long conversation no longer fit the model's budget
+        if (data.dropped) this.warn(`The ${data.dropped} oldest of ${data.turns} earlier turns are left out of the model's memory.`);
+        break;
       case "plan":
         if (data.action === "proceed") this.say(`Searching for “${data.optimized_query}”`);
         break;

@@ -44,13 +44,16 @@ function when(value) {
   return Number.isNaN(parsed) ? 0 : parsed;
 }
 
-// Accept the list shapes the API has or will have ({items|sessions|runs: [...]}).
+// GET /v1/sessions ({sessions}) and GET /v1/research ({runs}). ``type`` says how an entry
+// opens (a conversation or a report); ``icon`` marks a conversation a research run started.
 function normalise(body, type) {
   const items = Array.isArray(body) ? body : body.items || body.sessions || body.runs || [];
   return items.map((item) => ({
     id: item.id || item.session_id || item.research_id,
     title: item.title || item.query || item.question || "Untitled",
-    type: item.type || (item.research_id ? "research" : type),
+    type,
+    icon: item.type === "research" ? "research" : type,
+    turns: item.turns,
     updated: when(item.updated || item.updated_at || item.created_at || item.created),
     status: item.status,
   }));
@@ -80,6 +83,12 @@ export async function listAll() {
   for (const item of [...(chats || []), ...(runs || [])]) {
     const mine = local.find((s) => s.id === item.id);
     byId.set(item.id, { ...item, title: item.title !== "Untitled" ? item.title : (mine && mine.title) || item.title });
+  }
+  // A research run's own conversation holds just the report's gist until a follow-up: the run
+  // stands for it in the list.
+  const reports = new Set((runs || []).map((r) => r.title));
+  for (const item of chats || []) {
+    if (item.icon === "research" && (item.turns || 0) <= 1 && reports.has(item.title)) byId.delete(item.id);
   }
   const hidden = new Set(readList(HIDDEN_KEY));
   return [...byId.values()].filter((s) => s.id && !hidden.has(s.id)).sort((a, b) => b.updated - a.updated);
@@ -141,8 +150,8 @@ export function draw(nav, items, { current, onOpen, onDelete }) {
             e.preventDefault();
             onOpen(item);
           },
-        }, icon(item.type), h("span", { class: "session-title", text: item.title }),
-        item.type === "research" ? h("span", { class: "sr-only", text: " (research report)" }) : null);
+        }, icon(item.icon || item.type), h("span", { class: "session-title", text: item.title }),
+        (item.icon || item.type) === "research" ? h("span", { class: "sr-only", text: " (research)" }) : null);
         const del = h("button", {
           type: "button",
           class: "session-delete",
