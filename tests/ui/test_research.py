@@ -59,6 +59,16 @@ def test_slash_command_starts_deep_research_and_the_panels_fill(
     page.get_by_role("button", name=re.compile(r"^Sources")).click()
     expect(page.locator("#r-sources")).to_be_visible()
     url = page.url
+
+    # a follow-up continues the run's conversation as a quick question
+    page.locator("#r-chips .chip").first.click()
+    follow = page.get_by_label("Follow-up question")
+    expect(follow).to_have_value(re.compile(r"^Tell me more about "))
+    expect(follow).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("region", name="Answers")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"\?s=[\w-]+$"))
+    expect(page.locator(".turn").last.locator(".status")).to_have_text(re.compile(r"^Answered"))
     context.close()
 
     for name, dark, narrow in (("research-dark", True, False), ("research-narrow", False, True)):
