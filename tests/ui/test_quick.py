@@ -10,7 +10,7 @@ import pytest
 from orchestrator.events import EventType
 from playwright.sync_api import Browser, Page, expect
 
-from services.orchestrator.tests.fakes.llm_script import Hang, Say
+from services.orchestrator.tests.fakes.llm_script import Fail, Hang, Say
 from tests.ui.conftest import low_contrast, new_context, shot
 from tests.ui.world import HOSTILE_TITLE, UiWorld
 
@@ -63,7 +63,11 @@ def test_answer_streams_after_its_sources_and_badges_show_source_cards(
     expect(card).to_be_visible()
     page.keyboard.press("Escape")
     expect(card).to_be_hidden()
-    expect(turn.get_by_role("button", name="Copy answer")).to_be_visible()
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    turn.get_by_role("button", name="Copy answer").click()
+    expect(turn.get_by_role("button", name="Copied")).to_be_visible()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.startswith("# what causes tides\n")
     with page.expect_download() as download:
         turn.get_by_role("button", name="Download Markdown").click()
     text = download.value.path().read_text(encoding="utf-8")
@@ -198,3 +202,38 @@ def test_a_reasoning_models_thinking_fills_a_collapsed_panel(page: Page, world: 
         "The user asks about tides; source 1 explains them."
     )
     expect(turn.locator(".answer")).not_to_contain_text("The user asks")
+
+
+def test_warnings_are_listed_and_errors_explained(page: Page, world: UiWorld) -> None:
+    def degrade() -> None:
+        world.searx.unresponsive = [("brave", "timeout")]
+        world.llm.queue("synthesis", Fail(500, "model exploded"))
+
+    world.call(degrade)
+    try:
+        page.goto("/")
+        ask(page, "what are neap tides")
+        turn = page.locator(".turn").last
+        expect(turn.locator(".status")).to_have_text(re.compile(r"^Failed in"))
+        expect(turn.get_by_role("list", name="Warnings")).to_contain_text("brave")
+        error = turn.get_by_role("alert")
+        expect(error).to_be_visible()
+        expect(error).to_contain_text("language model server")  # what it means, not a code
+    finally:
+        world.call(lambda: setattr(world.searx, "unresponsive", []))
+
+
+def test_the_sidebar_groups_by_day(page: Page, world: UiWorld) -> None:
+    page.goto("/")
+    day = 864e5
+    labels = page.evaluate(
+        """async (day) => {
+          const { group } = await import('/ui/js/sessions.js');
+          const now = new Date(2026, 10, 24, 15, 0);
+          const at = (ms) => ({ id: String(ms), updated: now.getTime() - ms });
+          const items = [at(60e3), at(20 * 3600e3), at(2 * day), at(5 * day), at(30 * day)];
+          return group(items, now).map(([label, list]) => [label, list.length]);
+        }""",
+        day,
+    )
+    assert labels == [["Today", 1], ["Yesterday", 1], ["This week", 2], ["Older", 1]]
