@@ -56,6 +56,7 @@ function newConversation() {
 }
 
 async function openSession(id) {
+  research.detach(); // a report left open stops streaming into a hidden view
   show("quick");
   Object.assign(state, { sessionId: id, researchId: null });
   $("thread").replaceChildren();
@@ -108,6 +109,7 @@ function stopQuick() {
 }
 
 async function askQuick(query) {
+  research.detach();
   show("quick");
   $("intro").hidden = true;
   if (!state.sessionId) {
