@@ -7,6 +7,7 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.ui.conftest import shot
 from tests.ui.world import TOKEN, UiWorld, has_tokens
 
 
@@ -21,6 +22,7 @@ def test_slash_commands_pick_a_mode_with_the_keyboard(page: Page, world: UiWorld
     options = menu.get_by_role("option")
     expect(options).to_have_count(2)
     expect(options.first).to_have_attribute("aria-selected", "true")
+    shot(page, "slash-menu")
     page.keyboard.press("ArrowDown")
     expect(options.nth(1)).to_have_attribute("aria-selected", "true")
     expect(box).to_have_attribute("aria-activedescendant", "cmd-due-diligence")
