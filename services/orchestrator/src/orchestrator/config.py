@@ -16,6 +16,10 @@ from quarry_common.settings import BaseServiceSettings, Port
 _HTTP_URL = r"^(https?://\S+)?$"
 # auto, or a comma-separated list of web and local.
 _SOURCES = r"^(auto|(web|local)(\s*,\s*(web|local))?)$"
+# Tokens of a synthesis prompt that are not evidence: instructions (~350), the history
+# (3 turns of at most 900 characters, ~700), the question and the fences (~250), rounded up.
+PROMPT_RESERVE_TOKENS = 1536
+MIN_EVIDENCE_TOKENS = 512
 
 
 def is_loopback(host: str) -> bool:
@@ -171,6 +175,18 @@ class Settings(BaseServiceSettings):
         extra = [r for r in self.corpus_roots.split(",") if r]
         return tuple(dict.fromkeys(([self.corpus_dir] if self.corpus_dir else []) + extra))
 
+    # --- evidence given to the model (ORCHESTRATOR_EVIDENCE*, ORCHESTRATOR_PASSAGE_WORDS) ---
+    # passages: RankPassages (BM25 + dense, several per page, token budget) plus the best
+    # snippets; chunk_per_url: one ~500-word chunk per URL by BM25, 8 at most, each cut to
+    # 2,000 characters (the behaviour before passages; the eval baseline).
+    evidence: Literal["passages", "chunk_per_url"] = "passages"
+    # Tokens of evidence per prompt; 0 sizes it to the model: LLM_NUM_CTX - LLM_MAX_TOKENS -
+    # the tokens kept for instructions, history and question (PROMPT_RESERVE_TOKENS).
+    evidence_tokens: int = Field(default=0, ge=0, le=1_000_000)
+    passage_words: int = Field(default=120, ge=16, le=2000)
+    # Search snippets kept as evidence beside the passages.
+    evidence_snippets: int = Field(default=5, ge=0, le=50)
+
     @field_validator("corpus_dir")
     @classmethod
     def _absolute_dir(cls, value: str) -> str:
@@ -178,6 +194,15 @@ class Settings(BaseServiceSettings):
         if value and not Path(value).is_absolute():
             raise ValueError("CORPUS_DIR must be an absolute path")
         return os.path.normpath(value) if value else value
+
+    def evidence_budget_tokens(self) -> int:
+        """Tokens of evidence a prompt may carry (``evidence_tokens``, else sized to the
+        model's context)."""
+        if self.evidence_tokens:
+            return self.evidence_tokens
+        return max(
+            MIN_EVIDENCE_TOKENS, self.llm_num_ctx - self.llm_max_tokens - PROMPT_RESERVE_TOKENS
+        )
 
     def default_sources(self) -> tuple[str, ...]:
         """The sources a request without ``options.sources`` searches."""

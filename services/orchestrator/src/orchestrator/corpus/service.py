@@ -9,7 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from orchestrator.clients.corpus import CorpusClient, CorpusError
+from orchestrator.agent.domain import CorpusError
+from orchestrator.clients.corpus import CorpusClient
 from orchestrator.corpus.indexer import (
     FolderMissing,
     Indexer,
