@@ -40,10 +40,16 @@ export function hostOf(source) {
   }
 }
 
+// The texts the model saw for a source (``passages``), else its excerpt.
+export function passagesOf(source) {
+  const list = (Array.isArray(source.passages) ? source.passages : [])
+    .map((p) => (typeof p === "string" ? p : p && p.text))
+    .filter(Boolean);
+  return list.length ? list : [source.excerpt || ""];
+}
+
 export function passageOf(source) {
-  const first = Array.isArray(source.passages) ? source.passages[0] : null;
-  const text = typeof first === "string" ? first : first && first.text;
-  return text || source.excerpt || "";
+  return passagesOf(source)[0];
 }
 
 export function safeHref(url) {
@@ -115,9 +121,13 @@ export function installSourceCard(card) {
     const title = document.createElement("div");
     title.className = "card-title";
     title.textContent = `[${source.n}] ${source.title || source.url}`;
-    const quote = document.createElement("blockquote");
-    quote.textContent = passageOf(source);
-    card.replaceChildren(host, title, quote);
+    // the quoted spans the model saw (the first few; the card scrolls)
+    const quotes = passagesOf(source).slice(0, 3).map((text) => {
+      const quote = document.createElement("blockquote");
+      quote.textContent = text;
+      return quote;
+    });
+    card.replaceChildren(host, title, ...quotes);
     card.hidden = false;
     const rect = button.getBoundingClientRect();
     const width = Math.min(360, window.innerWidth - 16);

@@ -30,7 +30,7 @@ export function sourceItem(source, prefix) {
     h("span", { class: "src-host", text: hostOf(source) }),
     h("span", { class: `src-origin ${source.origin || "web"}`, text: source.origin === "local" ? "local" : "web" }),
     h("span", { class: "src-title", text: source.title || source.url }),
-    h("span", { class: "src-excerpt", text: passageOf(source) }),
+    h("span", { class: "src-excerpt", text: source.excerpt || passageOf(source) }),
   ];
   const inner = href
     ? h("a", { href, target: "_blank", rel: "noopener noreferrer nofollow" }, body)
