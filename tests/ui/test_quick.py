@@ -58,6 +58,7 @@ def test_answer_streams_after_its_sources_and_badges_show_source_cards(
     expect(card.locator(".card-title")).to_contain_text("All about")
     # the card quotes what the model saw for that source (sources[].passages)
     expect(card.locator("blockquote").first).to_contain_text(re.compile(r"Moon|tides|Tides"))
+    shot(page, "source-card")
     page.mouse.move(0, 0)
     expect(card).to_be_hidden()
     badge.focus()  # keyboard users get the same card
