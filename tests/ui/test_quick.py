@@ -65,6 +65,9 @@ def test_answer_streams_after_its_sources_and_badges_show_source_cards(
     expect(card).to_be_visible()
     page.keyboard.press("Escape")
     expect(card).to_be_hidden()
+    page.keyboard.press("Enter")  # the badge is a button: it points at its numbered source
+    n = badge.get_attribute("data-n")
+    expect(turn.locator(f'.source[id$="-src-{n}"]')).to_have_class(re.compile(r"\bflash\b"))
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     turn.get_by_role("button", name="Copy answer").click()
     expect(turn.get_by_role("button", name="Copied")).to_be_visible()

@@ -144,4 +144,14 @@ export function installSourceCard(card) {
   document.addEventListener("focusout", (e) => target(e) === current && hide());
   document.addEventListener("keydown", (e) => e.key === "Escape" && current && hide());
   window.addEventListener("scroll", hide, true);
+  // A click (or tap) also brings the numbered source into view and highlights it.
+  document.addEventListener("click", (e) => {
+    const button = target(e);
+    const scope = button && button.closest(".turn, #research-view");
+    const item = scope && scope.querySelector(`.source[id$="-src-${button.dataset.n}"]`);
+    if (!item) return;
+    item.scrollIntoView({ block: "nearest" });
+    item.classList.add("flash");
+    setTimeout(() => item.classList.remove("flash"), 1500);
+  });
 }
