@@ -9,6 +9,7 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, Request, expect
 
+from services.orchestrator.tests.fakes.llm_script import Hang
 from tests.ui.conftest import low_contrast, new_context, shot
 from tests.ui.world import UiWorld
 
@@ -110,3 +111,17 @@ def test_reload_mid_report_resumes_after_the_last_event(page: Page, world: UiWor
     headings = page.locator("#r-body h2").all_inner_texts()
     assert len(headings) == len(set(headings)), headings
     assert headings == re.findall(r"^## (.+)$", run["report"], re.MULTILINE)
+
+
+def test_stop_keeps_the_partial_report(page: Page, world: UiWorld) -> None:
+    world.call(lambda: world.llm.queue("synthesis", Hang(after_tokens=6)))
+    page.goto("/")
+    start_research(page, "why do tides differ")
+    view = page.locator("#research-view")
+    expect(page.locator("#r-body")).not_to_be_empty(timeout=60_000)
+    page.get_by_role("button", name="Stop").click()
+    expect(view).to_have_attribute("data-status", "cancelled")
+    expect(page.locator("#r-status")).to_have_text("Cancelled")
+    expect(page.locator("#r-feed")).to_contain_text("the partial report is kept")
+    expect(page.locator("#r-body")).not_to_be_empty()
+    expect(page.get_by_role("button", name="Stop")).to_be_hidden()
