@@ -17,7 +17,7 @@ LINT_PATHS := $(wildcard libs/common libs/embed services tests bench scripts dep
 # `make up COMPOSE="podman compose"` works too; PROFILE=tracing adds the collector and Jaeger.
 COMPOSE ?= docker compose
 
-.PHONY: help setup uv run test test-unit lint fmt proto proto-check bench up down logs test-containers test-models eval
+.PHONY: help setup uv run test test-unit lint fmt proto proto-check bench up down logs test-containers test-models eval ui-vendor
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -89,6 +89,10 @@ eval: setup ## Answer-quality table: recall per question kind and configuration 
 
 bench: setup ## Run the benchmarks (numbers beside a same-run baseline)
 	@for b in bench/*/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# The web UI's libraries are vendored (no build step); this re-fetches the pinned npm tarballs.
+ui-vendor: setup ## Re-download and verify the web UI's pinned libraries (needs npm)
+	$(PY) -m scripts.ui_vendor --fetch
 
 up: ## docker compose up: build + start the hardened stack (PROFILE=tracing adds tracing)
 	$(COMPOSE) $(if $(PROFILE),--profile $(PROFILE)) up -d --build --wait

@@ -2,12 +2,14 @@
 # Debian packages the tests need (run as root by .ci/run): searx is the real metasearch engine
 # the end-to-end tests query (SearXNG's predecessor, same JSON API, offline sqlite engine);
 # sqlite3-doc and git-doc are the real third-party HTML doc sets `make eval` (and its fast
-# subset in `make test`, tests/eval) serves as an offline web.
+# subset in `make test`, tests/eval) serves as an offline web; chromium is the browser the
+# web UI's tests (tests/ui) drive through Playwright.
 set -euo pipefail
 need=()
 [ -f /usr/share/doc/searx/examples/settings.yml ] || need+=(searx)
 [ -f /usr/share/doc/sqlite3/limits.html ] || need+=(sqlite3-doc)
 [ -f /usr/share/doc/git-doc/git-gc.html ] || need+=(git-doc)
+command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "ci-apt: missing Debian packages: ${need[*]} (run as root: apt-get install -y ${need[*]})" >&2

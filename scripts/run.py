@@ -270,6 +270,7 @@ def main() -> None:
     quarry = ".venv/bin/quarry" + ("" if port == "8080" else f" --url {api}")
     banner = (
         f'\nQuarry API: {api}   ask: {quarry} ask "…"\n'
+        f"Web UI: {api}/\n"
         f"{choice.banner}\n{_search_banner(searx_url, searx_state)}{corpus_banner}"
         "(Ctrl-C stops everything)\n\n"
     )

@@ -24,6 +24,7 @@ from orchestrator.config import Settings
 from orchestrator.events import API_VERSION
 from orchestrator.mcp.local import LocalBackend
 from orchestrator.mcp.server import build_mcp
+from orchestrator.web.routes import install_ui
 
 logger = logging.getLogger(__name__)
 
@@ -131,4 +132,6 @@ def create_app(
             body["detail"] = LLM_LOADING
         return JSONResponse(body, status_code=503 if down else 200)
 
+    # The web UI (static files at / and /ui; see orchestrator/web).
+    install_ui(app)
     return app

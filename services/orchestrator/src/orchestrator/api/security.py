@@ -3,8 +3,9 @@
 The API answers only to the names in the allow-list (Starlette's TrustedHostMiddleware), so a
 web page that rebinds its own DNS name to 127.0.0.1 is refused before any route runs. Browsers
 may call it cross-origin only from ``ORCHESTRATOR_CORS_ORIGINS``. With tokens configured, every
-endpoint but the health probes needs ``Authorization: Bearer <token>`` (or the ``quarry_token``
-cookie, for browser features that cannot set headers). Refusals are problem+json.
+endpoint but the health probes and the web UI's page and files (no data; the page asks for the
+token) needs ``Authorization: Bearer <token>`` (or the ``quarry_token`` cookie, for browser
+features that cannot set headers). Refusals are problem+json.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from orchestrator.api.problems import PROBLEM_JSON, problem_body
 from orchestrator.config import Settings, is_loopback
+from orchestrator.web.routes import is_public_path
 
 logger = logging.getLogger(__name__)
 
@@ -175,7 +177,8 @@ class TokenAuth:
             await self.app(scope, receive, send)
             return
         state = scope.setdefault("state", {})
-        if not self._digests or scope.get("path", "") in OPEN_PATHS:
+        path = scope.get("path", "")
+        if not self._digests or path in OPEN_PATHS or is_public_path(path):
             await self.app(scope, receive, send)
             return
         token = presented_token(Headers(scope=scope))

@@ -1,0 +1,1 @@
+"""The web UI: static files served at ``/`` (no build step; see static/vendor/vendor.json)."""
