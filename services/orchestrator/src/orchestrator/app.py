@@ -37,6 +37,12 @@ refresh the indexed local documents. `/v1/research` runs deep research: long, ci
 that survive disconnects and restarts. Errors are RFC 7807 `application/problem+json`.
 """
 
+# /readyz while the LLM does not answer: with `make run` the embedded model is usually loading.
+LLM_LOADING = (
+    "The LLM server does not answer yet: the embedded model may still be loading. Questions "
+    "asked now wait for it (up to LLM_WAIT_S seconds)."
+)
+
 
 async def _probe(name: str, probe: Probe, timeout: float) -> bool:
     # A hanging dependency must not hang readiness: each probe gets a hard deadline.
@@ -121,6 +127,8 @@ def create_app(
             ]
         down = [n for n, t in zip(names, tasks, strict=True) if not t.result()]
         body: dict[str, Any] = {"status": "unavailable" if down else "ok", "down": down}
+        if "llm" in down:
+            body["detail"] = LLM_LOADING
         return JSONResponse(body, status_code=503 if down else 200)
 
     return app

@@ -88,7 +88,9 @@ class Run:
 
 
 def _on_event(kind: str, data: dict[str, Any], run: Run, progress: Progress, out: TextIO) -> None:
-    if kind == "plan" and data.get("optimized_query"):
+    if kind == "progress":
+        progress.note(str(data.get("message", data.get("stage", ""))))
+    elif kind == "plan" and data.get("optimized_query"):
         progress.line(f"planning: searching for {data['optimized_query']!r}")
     elif kind == "search.started":
         progress.line(f"searching: {data.get('query', '')}…")
@@ -142,8 +144,15 @@ def _request_body(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {"query": args.question}
     if args.session:
         body["session_id"] = args.session
+    options: dict[str, Any] = {}
     if args.sources:
-        body["options"] = {"sources": [s.strip() for s in args.sources.split(",") if s.strip()]}
+        options["sources"] = [s.strip() for s in args.sources.split(",") if s.strip()]
+    if args.mode:
+        options["mode"] = args.mode
+    if args.detail:
+        options["detail"] = args.detail
+    if options:
+        body["options"] = options
     return body
 
 
@@ -206,6 +215,15 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--session", help="continue the conversation with this session id")
     ask.add_argument("--json", action="store_true", help="print the final result object as JSON")
     ask.add_argument("--sources", help="comma-separated search sources, e.g. web,local")
+    ask.add_argument(
+        "--mode",
+        choices=("speed", "balanced", "quality"),
+        help="speed (one LLM call in the common case), balanced or quality; "
+        "default: the server's ORCHESTRATOR_MODE",
+    )
+    ask.add_argument(
+        "--detail", choices=("brief", "full"), help="answer length (default: fits the question)"
+    )
     ask.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     ask.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds")
     cli_index.add_parser(sub)

@@ -42,6 +42,8 @@ class Settings(BaseServiceSettings):
     port: Port = 8080
     reader_addr: str = Field(default="127.0.0.1:50051", validation_alias="READER_ADDR")
     ranker_addr: str = Field(default="127.0.0.1:50052", validation_alias="RANKER_ADDR")
+    # The index service: local documents (CORPUS_DIR, `quarry index`), SearchCorpus/Passages.
+    index_addr: str = Field(default="127.0.0.1:50053", validation_alias="INDEX_ADDR")
     searxng_url: str = Field(default="", pattern=_HTTP_URL, validation_alias="SEARXNG_URL")
     llm_provider: Literal["ollama", "openai"] = Field(
         default="openai", validation_alias="LLM_PROVIDER"
@@ -103,6 +105,7 @@ class Settings(BaseServiceSettings):
     # Process-wide limits: one semaphore per downstream, shared by all questions.
     reader_max_inflight: int = Field(default=16, ge=1, le=256)
     ranker_max_inflight: int = Field(default=8, ge=1, le=256)
+    index_max_inflight: int = Field(default=8, ge=1, le=256)
     searxng_max_inflight: int = Field(default=8, ge=1, le=256)
     llm_max_inflight: int = Field(default=4, ge=1, le=256)
     session_ttl_s: float = Field(default=1800.0, gt=0)
@@ -110,6 +113,15 @@ class Settings(BaseServiceSettings):
     max_sessions: int = Field(default=1000, ge=1)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
     ready_timeout_s: float = Field(default=2.0, gt=0, le=30)
+
+    # --- run modes and the embedded model (ORCHESTRATOR_MODE, LLM_EMBEDDED, LLM_WAIT_S) ---
+    # auto: speed for make run's embedded CPU model (LLM_EMBEDDED), balanced for a server.
+    mode: Literal["auto", "speed", "balanced", "quality"] = "auto"
+    # Set by `make run` when it starts the embedded llama.cpp model on this machine's CPU.
+    llm_embedded: bool = Field(default=False, validation_alias="LLM_EMBEDDED")
+    # A question that arrives while the LLM does not answer yet waits this long for it (make
+    # run sets it for its embedded model, which takes a while to load; 0: fail at once).
+    llm_wait_s: float = Field(default=0.0, ge=0, le=3600, validation_alias="LLM_WAIT_S")
 
     # --- local documents (CORPUS_DIR, ORCHESTRATOR_SOURCES, ORCHESTRATOR_CORPUS_*) ---
     corpus_dir: str = Field(default="", validation_alias="CORPUS_DIR")

@@ -57,9 +57,12 @@ class LLMBrain:
         *,
         stage: Literal["snippets", "chunks"],
         timeout: float,
+        boundary: str | None = None,
     ) -> Decision[Judgement]:
         """Whether ``evidence`` (snippets or page passages) answers ``question``."""
-        messages = judge_messages(question, evidence, stage=stage, today=_today().date())
+        messages = judge_messages(
+            question, evidence, stage=stage, today=_today().date(), boundary=boundary
+        )
         async with self._limit:
             result = await structured_call(
                 self._llm, messages, Judgement, default_judgement(), timeout=timeout
@@ -73,9 +76,13 @@ class LLMBrain:
         history: Sequence[Turn],
         *,
         timeout: float,
+        boundary: str | None = None,
+        detail: str | None = None,
     ) -> AsyncIterator[str]:
         """Stream the answer; the semaphore is held until the stream ends or is closed."""
-        messages = synthesis_messages(question, sources, history, today=_today().date())
+        messages = synthesis_messages(
+            question, sources, history, today=_today().date(), boundary=boundary, detail=detail
+        )
         async with self._limit:
             stream = self._llm.stream_chat(messages, timeout=timeout)
             try:
@@ -94,6 +101,7 @@ class LLMBrain:
             cited=list(report.cited),
             removed_citations=list(report.removed_citations),
             replaced=[{"from": old, "to": new} for old, new in report.replaced],
+            added_citations=list(report.added),
         )
 
     # --- generic calls for other pipelines (deep research), under the same LLM limit ---

@@ -11,17 +11,17 @@ from typing import TypeAlias
 
 import grpc
 import pytest
-from quarry.v1 import ranker_pb2, ranker_pb2_grpc
+from index.config import Settings
+from index.corpus import Corpus
+from index.server import build_server
+from index.types import Document
+from quarry.v1 import index_pb2, index_pb2_grpc
 from ranker.analyzer import Analyzer
-from ranker.config import Settings
-from ranker.corpus.corpus import Corpus
-from ranker.corpus.types import Document
-from ranker.server import build_server
 
-from services.ranker.tests.generated import corpus, document, marker
+from services.index.tests.generated import corpus, document, marker
 
-pb = ranker_pb2
-Stub: TypeAlias = "ranker_pb2_grpc.RankerAsyncStub"  # the async stub exists in the .pyi only
+pb = index_pb2
+Stub: TypeAlias = "index_pb2_grpc.IndexAsyncStub"  # the async stub exists in the .pyi only
 
 
 @asynccontextmanager
@@ -36,7 +36,7 @@ async def _server(data: Path, corpus_: Corpus | None = None) -> AsyncIterator[St
                 ("grpc.max_receive_message_length", 64 << 20),
             ],
         ) as ch:
-            yield ranker_pb2_grpc.RankerStub(ch)
+            yield index_pb2_grpc.IndexStub(ch)
     finally:
         await server.stop(0)
 
@@ -68,7 +68,7 @@ async def _index(stub: Stub, docs: list[Document], remove: list[str] | None = No
 
 async def _search(stub: Stub, query: str, top_k: int = 10) -> list[str]:
     reply = await stub.SearchCorpus(pb.SearchCorpusRequest(query=query, top_k=top_k), timeout=10)
-    return [r.url for r in reply.results]
+    return [r.id for r in reply.results]
 
 
 async def _code(call: Awaitable[object]) -> tuple[grpc.StatusCode, str]:
@@ -91,15 +91,11 @@ async def test_index_commit_search_get(stub: Stub) -> None:
     assert reply.documents == 300
     assert len(reply.results) == 10  # default top_k
     top = reply.results[0]
-    assert top.url == docs[42].id
-    assert (top.title, top.engine_rank, list(top.engines), top.source) == (
-        docs[42].title,
-        1,
-        ["local"],
-        "local",
-    )
+    assert top.id == docs[42].id
+    assert (top.title, top.rank) == (docs[42].title, 1)
+    assert top.score > 0
     assert marker(42) in top.snippet
-    assert [r.engine_rank for r in reply.results] == list(range(1, 11))
+    assert [r.rank for r in reply.results] == list(range(1, 11))
     got = await stub.GetDocument(pb.GetDocumentRequest(id=docs[42].id))
     assert got == _pb(docs[42])
     info = {d.id: d for d in listed.documents}[docs[42].id]
@@ -221,6 +217,21 @@ async def test_index_bounds(stub: Stub, request_: pb.IndexDocumentsRequest, expe
         (lambda s: s.SearchCorpus(pb.SearchCorpusRequest(query="a " * 129)), "128 tokens"),
         (lambda s: s.GetDocument(pb.GetDocumentRequest(id="")), "id must start with"),
         (lambda s: s.ListDocuments(pb.ListDocumentsRequest(id_prefix="l" * 4097)), "4096"),
+        (lambda s: s.SearchPassages(pb.SearchPassagesRequest()), "at least one non-empty"),
+        (lambda s: s.SearchPassages(pb.SearchPassagesRequest(queries=[" "])), "non-empty"),
+        (lambda s: s.SearchPassages(pb.SearchPassagesRequest(queries=["x"] * 9)), "8 queries"),
+        (
+            lambda s: s.SearchPassages(pb.SearchPassagesRequest(queries=["x", "a " * 129])),
+            "queries[1] has more than 128 tokens",
+        ),
+        (lambda s: s.SearchPassages(pb.SearchPassagesRequest(queries=["x"], top_k=0)), "top_k"),
+        (lambda s: s.SearchPassages(pb.SearchPassagesRequest(queries=["x"], rrf_k=0)), "rrf_k"),
+        (
+            lambda s: s.SearchPassages(
+                pb.SearchPassagesRequest(queries=["x"], id_prefix="l" * 4097)
+            ),
+            "id_prefix",
+        ),
     ],
 )
 async def test_query_bounds(stub: Stub, call: object, expected: str) -> None:
@@ -263,3 +274,18 @@ async def test_too_much_staged_text_asks_for_a_commit(tmp_path: Path) -> None:
         await stub.CommitCorpus(pb.CommitCorpusRequest())
         await _index(stub, docs[2:])
         assert (await stub.CommitCorpus(pb.CommitCorpusRequest())).documents == 4
+
+
+async def test_search_passages_over_grpc_without_embeddings(stub: Stub) -> None:
+    docs = corpus(60)
+    await _index(stub, docs)
+    await stub.CommitCorpus(pb.CommitCorpusRequest(), timeout=60)
+    reply = await stub.SearchPassages(
+        pb.SearchPassagesRequest(queries=[marker(7), "unrelated words"], top_k=3), timeout=10
+    )
+    assert (reply.retrieval, reply.documents) == ("bm25", 60)
+    top = reply.passages[0]
+    assert (top.document_id, top.document_title, top.lexical_rank) == (docs[7].id, docs[7].title, 1)
+    assert marker(7) in top.text
+    assert top.dense_rank == 0
+    assert top.score == pytest.approx(1 / 61)

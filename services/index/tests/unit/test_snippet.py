@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ranker.analyzer import Analyzer
-from ranker.corpus.snippet import (
+from index.snippet import (
     ELLIPSIS,
     SNIPPET_CHARS,
     _ascii_matches,
@@ -12,6 +11,7 @@ from ranker.corpus.snippet import (
     _token_matches,
     snippet,
 )
+from ranker.analyzer import Analyzer
 
 ANALYZER = Analyzer()
 

@@ -2,7 +2,8 @@
 
 ``stage`` records upserts and removals; ``documents`` shows the staged view (committed plus
 staged) so an indexer can diff against it; ``commit`` merges the staged changes into a new
-snapshot, persists it (when there is a data directory) and only then swaps it in. Queries
+snapshot, embeds the new passages (once: kept passages keep their stored vectors), persists
+it (when there is a data directory) and only then swaps it in. Queries
 read whichever snapshot is current when they start, without a lock; commits are
 serialised. Thread-safe: the servicer calls these from worker threads.
 """
@@ -13,23 +14,28 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-
 from ranker.analyzer import Analyzer
-from ranker.chunking import DEFAULT_CHUNK_WORDS
-from ranker.corpus import index, storage
-from ranker.corpus.analysis import Prepared, prepare
-from ranker.corpus.index import Snapshot
-from ranker.corpus.snippet import snippet
-from ranker.corpus.types import CorpusStats, Document, DocumentInfo, Hit
-from ranker.errors import CorpusStorageError, NotFoundError, StagingFullError
+
+from index import snapshot as index
+from index import storage
+from index.analysis import Prepared, prepare
+from index.dense import Embedder, Vectors, embed_all
+from index.errors import CorpusStorageError, NotFoundError, StagingFullError
+from index.passages import PassageParams, search_passages
+from index.snapshot import Snapshot, no_vectors
+from index.snippet import snippet
+from index.types import CorpusStats, Document, DocumentInfo, Hit, PassageHit
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_TOP_K = 10
+# Passage size in words (sentence-aware chunks, see ranker/chunking.py).
+PASSAGE_WORDS = 120
 # Staged text waiting for a commit, in markdown bytes. A commit's peak memory is about 8x
 # what it merges in (54 MB of markdown: ~410 MB RSS, bench/corpus); 64 MiB keeps a
 # first-time indexing run inside the container's 768 MiB. The indexer commits and goes on.
@@ -43,15 +49,18 @@ class Corpus:
         self,
         analyzer: Analyzer,
         data_dir: Path | None = None,
-        chunk_words: int = DEFAULT_CHUNK_WORDS,
+        chunk_words: int = PASSAGE_WORDS,
         before_swap: Callable[[], None] | None = None,
         max_staged_bytes: int = MAX_STAGED_BYTES,
+        embedder: Embedder | None = None,
     ) -> None:
         """``data_dir`` None keeps the corpus in memory only; ``before_swap`` is called by
-        a commit after persisting and before swapping (a seam for tests)."""
+        a commit after persisting and before swapping (a seam for tests); ``embedder`` None
+        means BM25 only (no vectors are computed or kept)."""
         self._analyzer = analyzer
         self._root = data_dir / "corpus" if data_dir is not None else None
         self._chunk_words = chunk_words
+        self._embedder = embedder
         self._before_swap = before_swap
         self._max_staged_bytes = max_staged_bytes
         self._snapshot = Snapshot()
@@ -70,7 +79,7 @@ class Corpus:
         try:
             self._root.mkdir(parents=True, exist_ok=True)
             self._seq = max(storage.generations(self._root), default=0)
-            loaded = storage.load(self._root)
+            loaded = storage.load(self._root, self._chunk_words)
         # A damaged index must never stop the service: the indexer rebuilds it.
         except Exception as err:  # noqa: BLE001
             logger.warning(
@@ -89,9 +98,12 @@ class Corpus:
                 "documents": len(self._snapshot.infos),
                 "chunks": self._snapshot.n_chunks,
                 "terms": len(self._snapshot.vocab),
+                "embedded": self._snapshot.embedded,
                 "committed_at": self._snapshot.committed_at,
             },
         )
+        if self._needs_vectors(self._snapshot):
+            logger.info("stored passages lack this model's vectors: the next commit adds them")
 
     def prepare(self, documents: Iterable[Document]) -> list[Prepared]:
         """Chunk and analyse documents (CPU-heavy; no lock held)."""
@@ -142,7 +154,25 @@ class Corpus:
     def stats(self) -> CorpusStats:
         """Sizes of the searchable index and the staged change count."""
         snap = self._snapshot
-        return CorpusStats(len(snap.infos), snap.n_chunks, len(self._staged), snap.committed_at)
+        return CorpusStats(
+            len(snap.infos),
+            snap.n_chunks,
+            len(self._staged),
+            snap.committed_at,
+            snap.embedded,
+            snap.embedding_model,
+        )
+
+    @property
+    def dense(self) -> bool:
+        """True when passages are embedded (an embedder was given)."""
+        return self._embedder is not None
+
+    def _needs_vectors(self, snap: Snapshot) -> bool:
+        """True when an embedder is present but ``snap``'s passages lack its vectors (a
+        model added or changed since they were stored)."""
+        e = self._embedder
+        return e is not None and snap.n_chunks > 0 and not snap.has_vectors(e.name)
 
     def commit(self) -> CorpusStats:
         """Make the staged changes searchable (CPU- and I/O-heavy: call from a thread).
@@ -154,7 +184,7 @@ class Corpus:
             with self._lock:
                 taken = self._in_flight = dict(self._staged)
                 old = self._snapshot
-            if not taken:
+            if not taken and not self._needs_vectors(old):
                 return self.stats()
             start = time.perf_counter()
             added = [p for p in taken.values() if p is not None]
@@ -187,12 +217,57 @@ class Corpus:
         self, old: Snapshot, taken: dict[str, Prepared | None], added: list[Prepared]
     ) -> Snapshot:
         """The next snapshot, persisted (when there is a data directory), not yet current."""
-        merged = index.merge(old, set(taken) & old.positions.keys(), added)
+        drop = set(taken) & old.positions.keys()
+        merged = index.merge(old, drop, added)
+        merged = self._with_vectors(merged, old, drop, added)
         committed_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         new = self._persist(merged, committed_at)
         if self._before_swap is not None:
             self._before_swap()
         return new
+
+    def _with_vectors(
+        self, merged: index.Merged, old: Snapshot, drop: set[str], added: list[Prepared]
+    ) -> index.Merged:
+        """``merged`` with one vector per chunk, in its chunk order (kept, then added): kept
+        chunks reuse their stored vectors, only new text is embedded."""
+        if self._embedder is None or merged.chunk_len.size == 0:
+            return merged
+        model = self._embedder.name
+        _, keep_chunk = index.kept(old, drop)
+        start = time.perf_counter()
+        if old.has_vectors(model):
+            kept_vectors = np.asarray(old.vectors[keep_chunk], np.float32)
+            texts: list[str] = []
+        else:  # no vectors yet, or another model's: embed the kept passages too (once)
+            kept_vectors = no_vectors()
+            texts = [old.chunk_text.get(i) for i in np.flatnonzero(keep_chunk).tolist()]
+        for p in added:
+            ends = np.cumsum(p.chunk_sizes).tolist()
+            texts += [
+                p.chunk_text[a:b].decode() for a, b in zip([0, *ends[:-1]], ends, strict=True)
+            ]
+        try:
+            fresh = embed_all(self._embedder, texts)
+        # The model failing mid-commit must not lose the commit: BM25 alone until the next one.
+        except Exception as err:  # noqa: BLE001
+            logger.warning(
+                "embedding failed: this commit is searchable by BM25 alone",
+                extra={"reason": f"{type(err).__name__}: {str(err)[:300]}"},
+            )
+            return merged
+        parts: list[Vectors] = [v for v in (kept_vectors, fresh) if v.size]
+        vectors = np.concatenate(parts) if parts else no_vectors()
+        logger.info(
+            "passages embedded",
+            extra={
+                "model": model,
+                "embedded": len(texts),
+                "reused": int(kept_vectors.shape[0]),
+                "embed_ms": round((time.perf_counter() - start) * 1000, 1),
+            },
+        )
+        return replace(merged, vectors=vectors, embedding_model=model)
 
     def _persist(self, merged: index.Merged, committed_at: str) -> Snapshot:
         if self._root is None:
@@ -200,7 +275,7 @@ class Corpus:
         try:
             # Past every generation on disk: a failed commit may have left one behind.
             self._seq = max([self._seq, *storage.generations(self._root)]) + 1
-            return storage.write(self._root, self._seq, merged, committed_at)
+            return storage.write(self._root, self._seq, merged, committed_at, self._chunk_words)
         except OSError as err:
             logger.exception("could not write the corpus index")
             raise CorpusStorageError("could not write the corpus index") from err
@@ -226,6 +301,26 @@ class Corpus:
             text = snippet(self._analyzer, snap.chunk_text.get(chunk), terms)
             hits.append(Hit(info.id, info.title, text, float(best[d]), rank))
         return hits, len(snap.infos)
+
+    def passages(
+        self, queries: Sequence[str], params: PassageParams
+    ) -> tuple[list[PassageHit], str, int]:
+        """Passages for ``queries`` (BM25 + dense fused by RRF when the committed passages
+        have this model's vectors, else BM25), the retrieval used ("hybrid" or "bm25"), and
+        how many documents the searchable index holds. CPU-heavy: call from a thread."""
+        snap = self._snapshot
+        e = self._embedder
+        query_vectors = None
+        if e is not None and snap.n_chunks and snap.has_vectors(e.name):
+            try:
+                query_vectors = e.embed(list(queries))
+            except Exception as err:  # noqa: BLE001 - a failing model degrades to BM25
+                logger.warning(
+                    "embedding the queries failed: BM25 alone",
+                    extra={"reason": f"{type(err).__name__}: {str(err)[:300]}"},
+                )
+        hits = search_passages(self._analyzer, snap, queries, query_vectors, params)
+        return hits, "hybrid" if query_vectors is not None else "bm25", len(snap.infos)
 
     def get(self, doc_id: str) -> Document:
         """The committed document ``doc_id``; NotFoundError when it is not searchable."""

@@ -9,14 +9,14 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from index.corpus import Corpus
+from index.errors import NotFoundError, StagingFullError
+from index.types import Document
 from rank_bm25 import BM25Okapi
 from ranker.analyzer import Analyzer
 from ranker.chunks import BM25_B, BM25_K1, bm25_scores
-from ranker.corpus.corpus import Corpus
-from ranker.corpus.types import Document
-from ranker.errors import NotFoundError, StagingFullError
 
-from services.ranker.tests.generated import corpus, document, marker
+from services.index.tests.generated import corpus, document, marker
 
 ANALYZER = Analyzer()
 

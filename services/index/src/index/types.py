@@ -41,6 +41,8 @@ class CorpusStats:
     chunks: int
     pending: int
     committed_at: str  # ISO 8601 UTC; empty if never committed
+    embedded: int = 0  # passages with a stored vector
+    embedding_model: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,3 +54,16 @@ class Hit:
     snippet: str
     score: float
     rank: int  # 1-based
+
+
+@dataclass(frozen=True, slots=True)
+class PassageHit:
+    """One passage for a set of queries: RRF of its BM25 and dense ranks (0: unranked)."""
+
+    document_id: str
+    document_title: str
+    text: str
+    index: int  # 0-based within its document
+    score: float
+    lexical_rank: int
+    dense_rank: int

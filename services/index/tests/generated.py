@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import random
 
-from ranker.corpus.types import Document
+from index.types import Document
 
 TOPICS = {
     "python": "python interpreter virtualenv package import module install pip wheel",

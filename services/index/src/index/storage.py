@@ -19,17 +19,19 @@ import shutil
 import zipfile
 import zlib
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ranker.corpus.index import Merged, Snapshot, TextBlob, from_merged
-from ranker.corpus.types import DocumentInfo
+from index.snapshot import Merged, Snapshot, TextBlob, from_merged, no_vectors
+from index.types import DocumentInfo
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 1
+# 2: passages of a recorded size (``passage_words``) and, optionally, their embeddings.
+FORMAT = 2
 CURRENT = "CURRENT"
 _GENERATION = re.compile(r"gen-(\d{8})")
 _ARRAYS = ("doc_start", "chunk_len", "term_ptr", "post_chunk", "post_tf")
@@ -89,10 +91,14 @@ def generations(root: Path) -> list[int]:
     return out
 
 
-def _manifest(merged: Merged, committed_at: str, crcs: dict[str, int]) -> dict[str, Any]:
+def _manifest(
+    merged: Merged, committed_at: str, crcs: dict[str, int], passage_words: int
+) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "committed_at": committed_at,
+        "passage_words": passage_words,
+        "embedding_model": merged.embedding_model,
         "crc32": crcs,
         "documents": [
             [i.id, i.content_hash, i.size, i.mtime_ns, i.title, i.kind, i.chunks]
@@ -101,9 +107,9 @@ def _manifest(merged: Merged, committed_at: str, crcs: dict[str, int]) -> dict[s
     }
 
 
-def write(root: Path, seq: int, merged: Merged, committed_at: str) -> Snapshot:
+def write(root: Path, seq: int, merged: Merged, committed_at: str, passage_words: int) -> Snapshot:
     """Persist ``merged`` as generation ``seq``, point ``CURRENT`` at it, and return the
-    snapshot over the written files."""
+    snapshot over the written files (``passage_words``: the size its passages were cut to)."""
     root.mkdir(parents=True, exist_ok=True)
     name = f"gen-{seq:08d}"
     tmp = root / f"{name}.tmp"
@@ -121,7 +127,13 @@ def write(root: Path, seq: int, merged: Merged, committed_at: str) -> Snapshot:
         f.flush()
         os.fsync(f.fileno())
     crcs["arrays.npz"] = _crc(tmp / "arrays.npz")
-    manifest = json.dumps(_manifest(merged, committed_at, crcs), ensure_ascii=False)
+    if merged.embedding_model:
+        with (tmp / "vectors.npy").open("wb") as f:
+            np.save(f, merged.vectors)
+            f.flush()
+            os.fsync(f.fileno())
+        crcs["vectors.npy"] = _crc(tmp / "vectors.npy")
+    manifest = json.dumps(_manifest(merged, committed_at, crcs, passage_words), ensure_ascii=False)
     _write(tmp / "manifest.json", [manifest.encode()])
     _fsync_dir(tmp)
     final = root / name
@@ -149,20 +161,32 @@ def _remove_others(root: Path, keep: str) -> None:
 def _open(gen: Path, merged: Merged, committed_at: str) -> Snapshot:
     markdown = TextBlob(_map(gen / "markdown.bin"), merged.markdown_offsets)
     chunks = TextBlob(_map(gen / "chunks.bin"), merged.chunk_offsets)
+    if merged.embedding_model:  # serve the mapped file, so the built array can be freed
+        merged = replace(merged, vectors=np.load(gen / "vectors.npy", mmap_mode="r"))
     return from_merged(merged, markdown, chunks, committed_at)
 
 
-def _read(gen: Path) -> Snapshot:
-    """The snapshot stored in ``gen``; raises on any damage."""
+def _read(gen: Path, passage_words: int) -> Snapshot:
+    """The snapshot stored in ``gen``; raises on any damage, or when its passages were cut
+    to another size (the indexer then re-adds every document)."""
     manifest = json.loads((gen / "manifest.json").read_text(encoding="utf-8"))
     if manifest.get("format") != FORMAT:
         raise CorruptIndexError(f"unknown format {manifest.get('format')!r}")
+    if manifest.get("passage_words") != passage_words:
+        raise CorruptIndexError(
+            f"built with {manifest.get('passage_words')}-word passages, not {passage_words}"
+        )
     for file, crc in manifest["crc32"].items():
         if _crc(gen / file) != crc:
             raise CorruptIndexError(f"{gen.name}/{file} does not match its checksum")
     with np.load(gen / "arrays.npz", allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
     vocab_text = (gen / "vocab.txt").read_text(encoding="utf-8")
+    model = str(manifest.get("embedding_model") or "")
+    # Memory-mapped like the texts: the vectors are read only where a query touches them.
+    vectors = np.load(gen / "vectors.npy", mmap_mode="r") if model else no_vectors()
+    if model and (vectors.dtype != np.float32 or vectors.ndim != 2):
+        raise CorruptIndexError("vectors.npy is not a float32 matrix")
     snapshot = Snapshot(
         infos=tuple(DocumentInfo(*row) for row in manifest["documents"]),
         doc_start=arrays["doc_start"],
@@ -174,12 +198,14 @@ def _read(gen: Path) -> Snapshot:
         markdown=TextBlob(_map(gen / "markdown.bin"), arrays["markdown_offsets"]),
         chunk_text=TextBlob(_map(gen / "chunks.bin"), arrays["chunk_offsets"]),
         committed_at=str(manifest["committed_at"]),
+        vectors=vectors,
+        embedding_model=model,
     )
     snapshot.check()
     return snapshot
 
 
-def load(root: Path) -> tuple[Snapshot, int] | None:
+def load(root: Path, passage_words: int) -> tuple[Snapshot, int] | None:
     """The generation ``CURRENT`` names and its sequence number; None when nothing was
     ever committed. Raises CorruptIndexError when it is damaged or incomplete."""
     current = root / CURRENT
@@ -190,7 +216,7 @@ def load(root: Path) -> tuple[Snapshot, int] | None:
     if not m or not (root / name).is_dir():
         raise CorruptIndexError(f"{CURRENT} names no generation: {name[:40]!r}")
     try:
-        snapshot = _read(root / name)
+        snapshot = _read(root / name, passage_words)
     except CorruptIndexError:
         raise
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as err:

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-
 from ranker.analyzer import Analyzer
 from ranker.chunking import chunk_page
-from ranker.corpus.types import Document, DocumentInfo
 from ranker.model import Page
+
+from index.types import Document, DocumentInfo
 
 Ints = npt.NDArray[np.int32]
 

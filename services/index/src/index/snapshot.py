@@ -1,4 +1,5 @@
-"""The searchable corpus: an immutable snapshot of documents, chunks and BM25 postings.
+"""The searchable corpus: an immutable snapshot of documents, passages (chunks), BM25
+postings and, when dense retrieval is on, one embedding per passage.
 
 Postings are kept per term (CSC: ``term_ptr`` delimits each term's chunk ids and term
 frequencies); scores are computed at query time from tf, chunk length and df, so a commit
@@ -26,13 +27,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-
 from ranker.chunks import BM25_B, BM25_K1
-from ranker.corpus.analysis import Prepared
-from ranker.corpus.types import DocumentInfo
+
+from index.analysis import Prepared
+from index.types import DocumentInfo
 
 Ints = npt.NDArray[np.int32]
 Offsets = npt.NDArray[np.int64]
+Vectors = npt.NDArray[np.float32]
 Buffer = bytes | mmap.mmap
 # A vocabulary with more than this share of terms no document uses any more is compacted.
 STALE_TERMS_SHARE = 0.25
@@ -74,6 +76,11 @@ def _empty_ints() -> Ints:
     return np.zeros(0, np.int32)
 
 
+def no_vectors() -> Vectors:
+    """The vectors of a snapshot without embeddings."""
+    return np.zeros((0, 0), np.float32)
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """One committed state of the corpus; never mutated, so queries need no lock."""
@@ -88,6 +95,9 @@ class Snapshot:
     markdown: TextBlob = field(default_factory=lambda: TextBlob(b"", np.zeros(1, np.int64)))
     chunk_text: TextBlob = field(default_factory=lambda: TextBlob(b"", np.zeros(1, np.int64)))
     committed_at: str = ""
+    # One unit vector per chunk, from ``embedding_model``; (0, 0) and "" when none.
+    vectors: Vectors = field(default_factory=no_vectors)
+    embedding_model: str = ""
     positions: dict[str, int] = field(init=False)
     term_ids: dict[str, int] = field(init=False)
     chunk_doc: Ints = field(init=False)
@@ -120,6 +130,7 @@ class Snapshot:
             and _fits(self.markdown, n_docs)
             and _fits(self.chunk_text, n_chunks)
             and len(self.positions) == n_docs
+            and (self.vectors.size == 0 or self.vectors.shape[0] == n_chunks)
         )
         if not ok:
             raise ValueError("corpus index arrays do not fit together")
@@ -128,6 +139,15 @@ class Snapshot:
     def n_chunks(self) -> int:
         """Chunks in the index."""
         return len(self.chunk_len)
+
+    @property
+    def embedded(self) -> int:
+        """Chunks with a stored vector (all of them, or none)."""
+        return int(self.vectors.shape[0]) if self.embedding_model else 0
+
+    def has_vectors(self, model: str) -> bool:
+        """True when every chunk has a vector from ``model``."""
+        return bool(model) and model == self.embedding_model and self.embedded == self.n_chunks
 
     def scores(self, term_ids: Sequence[int]) -> npt.NDArray[np.float64]:
         """BM25 of every chunk for the given (distinct) term ids."""
@@ -175,9 +195,12 @@ class Merged:
     markdown_offsets: Offsets
     chunk_parts: list[bytes | memoryview]
     chunk_offsets: Offsets
+    vectors: Vectors = field(default_factory=no_vectors)
+    embedding_model: str = ""
 
 
-def _kept(old: Snapshot, drop: set[str]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+def kept(old: Snapshot, drop: set[str]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Masks of the documents and chunks of ``old`` that a merge dropping ``drop`` keeps."""
     keep_doc = np.fromiter((i.id not in drop for i in old.infos), np.bool_, len(old.infos))
     return keep_doc, keep_doc[old.chunk_doc]
 
@@ -229,7 +252,7 @@ def merge(old: Snapshot, drop: set[str], added: Sequence[Prepared]) -> Merged:
     """The next snapshot: ``old`` without the documents in ``drop``, plus ``added`` (ids in
     ``added`` must be in ``drop`` or new). Kept documents keep their order; added ones
     follow."""
-    keep_doc, keep_chunk = _kept(old, drop)
+    keep_doc, keep_chunk = kept(old, drop)
     new_chunk = (np.cumsum(keep_chunk) - 1).astype(np.int32)
     old_terms = np.repeat(np.arange(len(old.vocab), dtype=np.int32), np.diff(old.term_ptr))
     live = keep_chunk[old.post_chunk]
@@ -292,4 +315,6 @@ def from_merged(
         markdown=markdown,
         chunk_text=chunk_text,
         committed_at=committed_at,
+        vectors=merged.vectors,
+        embedding_model=merged.embedding_model,
     )

@@ -7,13 +7,13 @@ import logging
 from pathlib import Path
 
 import pytest
+from index import corpus as corpus_module
+from index import storage
+from index.corpus import Corpus
+from index.errors import CorpusStorageError
 from ranker.analyzer import Analyzer
-from ranker.corpus import corpus as corpus_module
-from ranker.corpus import storage
-from ranker.corpus.corpus import Corpus
-from ranker.errors import CorpusStorageError
 
-from services.ranker.tests.generated import corpus, document, marker
+from services.index.tests.generated import corpus, document, marker
 
 ANALYZER = Analyzer()
 QUERIES = ("python install package", "garden soil", marker(17), "東京", "tide anchor wind")
@@ -109,6 +109,7 @@ def test_a_half_written_generation_is_ignored(tmp_path: Path) -> None:
         ("vocab.txt", lambda b: b"x" + b),
     ],
 )
+# (vectors.npy is checksummed like the others: tests/unit/test_dense.py writes it.)
 def test_a_damaged_index_is_logged_and_left_unused(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, file: str, damage: object
 ) -> None:
@@ -151,3 +152,15 @@ def test_an_empty_corpus_round_trips(tmp_path: Path) -> None:
     assert again.stats().documents == 0
     assert again.stats().committed_at == c.stats().committed_at
     assert again.search("python") == ([], 0)
+
+
+def test_an_index_cut_to_another_passage_size_is_left_unused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _committed(tmp_path, 10)
+    with caplog.at_level(logging.WARNING):
+        c = Corpus(ANALYZER, tmp_path, chunk_words=200)
+        c.load()
+    reasons = [getattr(r, "reason", "") for r in caplog.records]
+    assert any("built with 120-word passages, not 200" in r for r in reasons), reasons
+    assert c.stats().documents == 0  # the indexer re-adds every document
