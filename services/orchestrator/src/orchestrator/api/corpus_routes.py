@@ -45,6 +45,7 @@ class CorpusView(BaseModel):
     corpus_dir: str | None
     documents: int
     chunks: int
+    embedded: int | None
     pending: int | None
     committed_at: str | None
     refreshing: bool
@@ -79,6 +80,7 @@ def _final(result: RefreshResult) -> dict[str, Any]:
         **result.as_dict(),
         "documents": stats.documents if stats else None,
         "chunks": stats.chunks if stats else None,
+        "embedded": stats.embedded if stats else None,
         "committed_at": stats.committed_at if stats else None,
     }
 

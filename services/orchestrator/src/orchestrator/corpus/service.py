@@ -153,6 +153,7 @@ class CorpusService:
             "corpus_dir": self.corpus_dir or None,
             "documents": len(docs),
             "chunks": sum(d.chunks for d in docs.values()),
+            "embedded": committed.embedded if committed else None,
             "pending": committed.pending if committed else None,
             "committed_at": committed.committed_at if committed else None,
             "refreshing": self.busy,
