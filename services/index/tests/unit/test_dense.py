@@ -177,3 +177,27 @@ def test_a_model_failing_at_commit_or_query_time_degrades_to_bm25(
         assert _search(c, "harbour") == (["local:/notes/harbour.md"], "bm25")
     assert "this commit is searchable by BM25 alone" in caplog.text
     assert "embedding the queries failed" in caplog.text
+
+
+def test_new_documents_are_searchable_by_bm25_while_their_passages_are_embedded() -> None:
+    seen: list[tuple[int, int]] = []
+    c = Corpus(ANALYZER, embedder=FakeEmbedder())
+    c.stage(c.prepare(DOCS), [])
+    c.commit()
+
+    class Watching(FakeEmbedder):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            if any("rows out at dawn" in text for text in texts):  # the commit's embedding pass
+                hits, _, _ = c.passages(["lighthouse keeper"], PassageParams(top_k=10))
+                seen.extend((h.lexical_rank, h.dense_rank) for h in hits if "dawn" in h.text)
+            return super().embed(texts)
+
+    c._embedder = Watching()  # the same model name: stored vectors stay valid
+    c.stage(c.prepare([_doc("lighthouse", "The lighthouse keeper rows out at dawn.")]), [])
+    stats = c.commit()
+    # During the embedding pass the new passage was already found, by BM25 alone (no vector
+    # yet); after it, the old passages kept their vectors and only the new one was embedded.
+    assert seen == [(1, 0)]
+    assert (stats.chunks, stats.embedded) == (4, 4)
+    hits, _, _ = c.passages(["lighthouse keeper"], PassageParams(top_k=1))
+    assert hits[0].dense_rank == 1
