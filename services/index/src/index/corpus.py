@@ -102,7 +102,7 @@ class Corpus:
                 "committed_at": self._snapshot.committed_at,
             },
         )
-        if self._needs_vectors(self._snapshot):
+        if self.needs_vectors():
             logger.info("stored passages lack this model's vectors: the next commit adds them")
 
     def prepare(self, documents: Iterable[Document]) -> list[Prepared]:
@@ -168,10 +168,11 @@ class Corpus:
         """True when passages are embedded (an embedder was given)."""
         return self._embedder is not None
 
-    def _needs_vectors(self, snap: Snapshot) -> bool:
-        """True when an embedder is present but ``snap``'s passages lack its vectors (a
-        model added or changed since they were stored)."""
-        e = self._embedder
+    def needs_vectors(self) -> bool:
+        """True when an embedder is present but committed passages lack its vectors (a
+        model added or changed since they were stored, or a stop mid-embedding); the next
+        commit embeds them, even with nothing staged."""
+        e, snap = self._embedder, self._snapshot
         return e is not None and snap.n_chunks > 0 and not snap.has_vectors(e.name)
 
     def commit(self) -> CorpusStats:

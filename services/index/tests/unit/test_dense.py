@@ -201,3 +201,23 @@ def test_new_documents_are_searchable_by_bm25_while_their_passages_are_embedded(
     assert (stats.chunks, stats.embedded) == (4, 4)
     hits, _, _ = c.passages(["lighthouse keeper"], PassageParams(top_k=1))
     assert hits[0].dense_rank == 1
+
+
+async def test_a_start_with_a_new_model_embeds_the_stored_passages_in_the_background(
+    tmp_path: Path,
+) -> None:
+    from index.config import Settings
+    from index.service import IndexServicer
+
+    _committed(None, tmp_path)  # stored without vectors (the model was missing then)
+    embedder = FakeEmbedder()
+    corpus = Corpus(ANALYZER, tmp_path, embedder=embedder)
+    servicer = IndexServicer(Settings(port=0), corpus)
+    await servicer.warm_up()
+    assert servicer._backfill is not None
+    stats = await servicer._backfill
+    assert (stats.embedded, stats.embedding_model) == (3, "fake-v1")
+    assert len(embedder.texts) == 3
+    again = IndexServicer(Settings(port=0), Corpus(ANALYZER, tmp_path, embedder=FakeEmbedder()))
+    await again.warm_up()
+    assert again._backfill is None  # the vectors were persisted: nothing to do
