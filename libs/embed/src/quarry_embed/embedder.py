@@ -10,6 +10,7 @@ cosine 0.999 of the float32 reference (tests/unit/test_reference.py).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import logging
@@ -158,10 +159,16 @@ class Embedder:
         return unit
 
 
+@functools.lru_cache(maxsize=4)
+def _shared(threads: int, batch_size: int) -> Embedder:
+    return Embedder.load(threads=threads, batch_size=batch_size)
+
+
 def load_or_none(*, threads: int = 1, batch_size: int = DEFAULT_BATCH) -> Embedder | None:
-    """:meth:`Embedder.load`, or None with a warning: callers then rank by BM25 alone."""
+    """The installed model (one instance per process and settings: sessions are
+    thread-safe), or None with a warning: callers then rank by BM25 alone."""
     try:
-        return Embedder.load(threads=threads, batch_size=batch_size)
+        return _shared(threads, batch_size)
     except EmbedderUnavailable as err:
         logger.warning(
             "embedding model unavailable; ranking by BM25 only", extra={"error": str(err)}

@@ -195,6 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("QUARRY_URL", DEFAULT_URL),
         help="orchestrator base URL (env QUARRY_URL; default %(default)s)",
     )
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("QUARRY_API_TOKEN", ""),
+        help="bearer token for a server with ORCHESTRATOR_API_TOKENS set (env QUARRY_API_TOKEN)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     ask = sub.add_parser("ask", help="ask a question; the answer streams to stdout")
     ask.add_argument("question", help="the question (1-2000 characters)")
@@ -226,7 +231,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         return run_stdio(args.url, os.environ.get("QUARRY_API_TOKEN", ""))
     timeout = httpx.Timeout(args.timeout, connect=5.0)
     try:
-        with httpx.Client(base_url=args.url, timeout=timeout) as client:
+        headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
+        with httpx.Client(base_url=args.url, timeout=timeout, headers=headers) as client:
             if args.command == "index":
                 return cli_index.run_index(client, args, stdout)
             if args.json:

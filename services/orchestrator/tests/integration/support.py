@@ -145,13 +145,16 @@ async def stack(world: World, **settings: Any) -> AsyncIterator[Stack]:
             "llm_model": llm.model,
             "read_retry_delay_s": 0.05,
             "synthesis_reserve_s": 1.0,
+            # Tests ask faster than a person; the rate-limit tests set their own limits.
+            "rate_questions": "600/minute",
+            "rate_indexing": "600/minute",
             **settings,
         }
         app: FastAPI = create_app(Settings(**config))
         await es.enter_async_context(app.router.lifespan_context(app))
         transport = httpx.ASGITransport(app=app)
         client = await es.enter_async_context(
-            httpx.AsyncClient(transport=transport, base_url="http://t", timeout=30)
+            httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30)
         )
         yield Stack(client, llm, searx, app)
 

@@ -8,7 +8,8 @@ import grpc
 import pytest
 from index.config import Settings as IndexSettings
 from index.server import build_server
-from orchestrator.clients.corpus import CorpusClient, CorpusError, LocalDoc
+from orchestrator.agent.domain import CorpusError
+from orchestrator.clients.corpus import CorpusClient, LocalDoc
 
 
 def _doc(name: str, text: str) -> LocalDoc:

@@ -92,4 +92,4 @@ async def test_session_resource_and_index_refusal_over_http(world: World, tmp_pa
     body = resource.contents[0]
     assert "## what causes tides" in getattr(body, "text", "")
     assert refused.isError
-    assert "outside CORPUS_DIR" in _text(refused) or "not configured" in _text(refused)
+    assert "is outside the corpus roots" in _text(refused)

@@ -8,9 +8,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.agent.domain import Evidence
 from orchestrator.agent.judge import judge_step
 from orchestrator.agent.plan import plan_step
-from orchestrator.agent.ports import Evidence
 from orchestrator.agent.read import cancel_and_wait, chunks_step, read_pages
 from orchestrator.agent.search import rank_step, search_step
 from orchestrator.agent.state import Deps, RunOptions, RunState
@@ -49,6 +49,7 @@ async def _read_and_rank(state: RunState, urls: list[str], *, speculative: bool)
 async def _research(state: RunState, query: str) -> list[Evidence]:
     """Steps 2-8: search rounds until the judge is satisfied or the rounds run out."""
     queries = [query]
+    state.add_queries([state.question, query])
     top = state.settings.top_urls
     while True:
         state.rounds += 1
@@ -114,6 +115,7 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
             )
             return state.chunk_evidence()
         queries = verdict.gap_queries
+        state.add_queries(queries)
 
 
 def _history_evidence(history: list[Turn], limit: int) -> list[Evidence]:
@@ -123,8 +125,9 @@ def _history_evidence(history: list[Turn], limit: int) -> list[Evidence]:
         for src in turn.sources:
             url = str(src["url"])
             if url not in evidence:
+                parts = tuple(str(p) for p in src.get("passages") or [src.get("excerpt", "")])
                 evidence[url] = Evidence(
-                    url, str(src.get("title", "")), str(src.get("excerpt", ""))
+                    url, str(src.get("title", "")), "\n\n".join(parts), "history", parts
                 )
     return list(evidence.values())[:limit]
 

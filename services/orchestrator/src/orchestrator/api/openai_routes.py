@@ -22,6 +22,7 @@ from orchestrator.agent.loop import run_question
 from orchestrator.agent.state import RunOptions
 from orchestrator.api import chat_format as fmt
 from orchestrator.api.problems import problem
+from orchestrator.api.ratelimit import enforce
 from orchestrator.api.routes import RuntimeDep
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.events import Event, EventSink, ResultCollector
@@ -159,6 +160,7 @@ def _completion(
 @router.post("/chat/completions", response_model=None)
 async def chat_completions(body: ChatRequest, request: Request, runtime: RuntimeDep) -> Response:
     """Answer the last user message, with the earlier messages as the conversation."""
+    notice = await enforce(request, "questions")
     if body.model not in MODELS:
         names = ", ".join(MODELS)
         detail = f"Unknown model {body.model!r}; use one of: {names} (GET /v1/models)."
@@ -181,6 +183,8 @@ async def chat_completions(body: ChatRequest, request: Request, runtime: Runtime
     options = RunOptions(sources=settings.default_sources())
 
     async def run(sink: EventSink) -> None:
+        if notice is not None:
+            sink.warn_after_start(notice.code, notice.message)
         await run_question(
             runtime.deps,
             sink,
@@ -193,7 +197,13 @@ async def chat_completions(body: ChatRequest, request: Request, runtime: Runtime
 
     if body.stream:
         encoder = ChunkEncoder(completion_id, body.model)
-        return EventStreamResponse(run, "sse", encode=encoder, closing=lambda: b"data: [DONE]\n\n")
+        return EventStreamResponse(
+            run,
+            "sse",
+            encode=encoder,
+            closing=lambda: b"data: [DONE]\n\n",
+            keepalive_s=settings.keepalive_s,
+        )
     collector = ResultCollector()
     created = int(time.time())
 

@@ -20,6 +20,7 @@ from orchestrator.api.models import (
     SearchResult,
     SessionView,
 )
+from orchestrator.api.ratelimit import enforce
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.errors import NotAcceptable, SessionNotFound
@@ -39,7 +40,7 @@ _ACCEPT: dict[str, Format] = {
 }
 _PROBLEMS: dict[int | str, dict[str, Any]] = {
     code: {"model": Problem, "content": {"application/problem+json": {}}}
-    for code in (400, 404, 406, 413, 415, 422)
+    for code in (400, 401, 404, 406, 413, 415, 422, 429)
 }
 
 
@@ -132,17 +133,20 @@ async def search(
 ) -> Response:
     """Answer a question: plan, search, read, judge, and stream a cited answer."""
     fmt = negotiate(accept)
+    notice = await enforce(request, "questions")
     session_id = body.session_id or uuid.uuid4().hex
     run_id = uuid.uuid4().hex
     options = run_options(runtime, body.options)
 
     async def run(sink: EventSink) -> None:
+        if notice is not None:
+            sink.warn_after_start(notice.code, notice.message)
         await answer_in_session(
             runtime, sink, query=body.query, session_id=session_id, options=options, run_id=run_id
         )
 
     if fmt != "json":
-        return EventStreamResponse(run, fmt)
+        return EventStreamResponse(run, fmt, keepalive_s=runtime.deps.settings.keepalive_s)
     collector = ResultCollector()
 
     async def on_event(event: Event) -> None:

@@ -6,8 +6,11 @@ import asyncio
 import uuid
 from typing import Any
 
+from starlette.requests import Request
+
 from orchestrator.api.chat_format import progress_line
 from orchestrator.api.models import SearchOptions
+from orchestrator.api.ratelimit import Family, RateLimited, enforce
 from orchestrator.api.routes import answer_in_session, run_options
 from orchestrator.api.runtime import Runtime
 from orchestrator.corpus.indexer import Counts
@@ -19,11 +22,22 @@ from orchestrator.mcp.backend import Progress, ToolError
 class LocalBackend:
     """Runs questions and refreshes through the running app's runtime."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, request: object = None) -> None:
         self._runtime = runtime
+        # The MCP call's HTTP request: the API's rate limits count tool calls like API calls.
+        self._request = request if isinstance(request, Request) else None
+
+    async def _limit(self, family: Family) -> None:
+        if self._request is None:
+            return
+        try:
+            await enforce(self._request, family)
+        except RateLimited as err:
+            raise ToolError(f"{err.detail} Retry in {err.retry_after} s.") from None
 
     async def search(self, query: str, sources: list[str] | None, progress: Progress) -> Any:
         """One quick-search run in a new session; progress lines as the run goes."""
+        await self._limit("questions")
         options = run_options(self._runtime, SearchOptions.model_validate({"sources": sources}))
         sink = EventSink()
         collector = ResultCollector()
@@ -53,6 +67,7 @@ class LocalBackend:
 
     async def index(self, path: str, progress: Progress) -> Any:
         """Refresh a folder under the allowed roots; coalesced progress lines."""
+        await self._limit("indexing")
         service = self._runtime.corpus
         if service is None:
             raise ToolError("Local documents are not configured on this server.")

@@ -35,8 +35,8 @@ Source = Literal["web", "local"]
 Ctx = Context[ServerSession, object]
 
 
-def build_mcp(backend_of: Callable[[], Backend], *, http_path: str = "/mcp") -> FastMCP:
-    """An MCP server whose tools call ``backend_of()`` (looked up per call, after start-up)."""
+def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "/mcp") -> FastMCP:
+    """An MCP server whose tools call ``backend_of(ctx)`` (looked up per call, after start-up)."""
     mcp = FastMCP(
         "quarry",
         instructions=INSTRUCTIONS,
@@ -60,7 +60,7 @@ def build_mcp(backend_of: Callable[[], Backend], *, http_path: str = "/mcp") -> 
     @mcp.tool(description=SEARCH_DOC)
     async def search(query: str, ctx: Ctx, sources: list[Source] | None = None) -> str:
         progress = reporter(ctx)
-        result = await backend_of().search(query, list(sources) if sources else None, progress)
+        result = await backend_of(ctx).search(query, list(sources) if sources else None, progress)
         return format_answer(result)
 
     @mcp.tool(description=RESEARCH_DOC)
@@ -70,7 +70,7 @@ def build_mcp(backend_of: Callable[[], Backend], *, http_path: str = "/mcp") -> 
     @mcp.tool(description=INDEX_DOC)
     async def index(path: str, ctx: Ctx) -> str:
         progress = reporter(ctx)
-        done = await backend_of().index(path, progress)
+        done = await backend_of(ctx).index(path, progress)
         counts = done.get("counts", done)
         return (
             f"Indexed {done.get('root', path)}: {counts.get('added', 0)} added, "
@@ -85,7 +85,8 @@ def build_mcp(backend_of: Callable[[], Backend], *, http_path: str = "/mcp") -> 
         mime_type="text/markdown",
     )
     async def session(session_id: str) -> str:
-        found = await backend_of().session(session_id)
+        # The SDK gives resource templates no request context.
+        found = await backend_of(None).session(session_id)
         if found is None:
             raise ToolError(f"No session {session_id!r} (it may have expired).")
         return format_session(found)

@@ -16,7 +16,7 @@ async def serve_stdio(url: str, token: str) -> None:
     """Serve MCP on stdin/stdout until the client closes them."""
     backend = HttpBackend(url, token=token)
     try:
-        await build_mcp(lambda: backend).run_stdio_async()
+        await build_mcp(lambda _ctx: backend).run_stdio_async()
     finally:
         await backend.aclose()
 
