@@ -52,6 +52,16 @@ SLOW_READS = {
     "ORCHESTRATOR_READ_BATCH_TIMEOUT_S": "150",
 }
 BUDGET = {"ORCHESTRATOR_QUESTION_BUDGET_S": "240", "ORCHESTRATOR_SYNTHESIS_RESERVE_S": "60"}
+# Deep research sized for Gemma on 2 shared cores: two dimensions, one iteration each, no
+# coverage evaluation (the integration tests cover it), short prompts: 6 LLM calls.
+RESEARCH = {
+    "ORCHESTRATOR_RESEARCH_MAX_DIMENSIONS": "2",
+    "ORCHESTRATOR_RESEARCH_MAX_ITERATIONS": "1",
+    "ORCHESTRATOR_RESEARCH_MAX_EVALUATIONS": "0",
+    "ORCHESTRATOR_RESEARCH_CONTEXT_CHARS": "3000",
+    "ORCHESTRATOR_RESEARCH_REVIEW_DELAY_S": "0",
+    "ORCHESTRATOR_RESEARCH_BUDGET_S": "480",
+}
 # The suite asks more questions a minute than one person would (the default is 10/minute).
 RATES = {"ORCHESTRATOR_RATE_QUESTIONS": "600/minute", "ORCHESTRATOR_RATE_INDEXING": "600/minute"}
 
@@ -132,10 +142,12 @@ def wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, deadline_s: fl
 
 
 @contextmanager
-def run_llm(workdir: Path, spec: embedded_llm.ModelSpec = embedded_llm.GEMMA) -> Iterator[str]:
+def run_llm(
+    workdir: Path, spec: embedded_llm.ModelSpec = embedded_llm.GEMMA, port: int | None = None
+) -> Iterator[str]:
     """The real llama_cpp.server with ``spec``'s model, as `make run` starts it; yield its URL."""
     model = embedded_llm.assemble(spec, workdir / "models")
-    port = free_port()
+    port = port or free_port()
     argv = embedded_llm.server_command(sys.executable, model, spec, "127.0.0.1", port)
     log = workdir / "llm.log"
     with process(argv, clean_env(**embedded_llm.server_env()), log) as proc:
@@ -194,6 +206,7 @@ def stack_env(workdir: Path, searx: str, **extra: str) -> tuple[dict[str, str], 
         **FAST_LLM,
         **SLOW_READS,
         **BUDGET,
+        **RESEARCH,
         **RATES,
     )
     env.update(extra)

@@ -44,6 +44,19 @@ def _index_data(index: Mapping[str, Any], ranker: Mapping[str, Any]) -> list[str
     return problems
 
 
+def _orchestrator_data(orch: Mapping[str, Any]) -> list[str]:
+    """The orchestrator's database (ORCHESTRATOR_DATA_DIR) lies on a named volume."""
+    data_dir = str((orch.get("environment") or {}).get("ORCHESTRATOR_DATA_DIR", ""))
+    named = [
+        str(m).split(":")[1].rstrip("/") + "/"
+        for m in _as_list(orch.get("volumes"))
+        if re.fullmatch(r"[\w.-]+:/[^:]*", str(m))
+    ]
+    if not any(data_dir.startswith(root) for root in named):
+        return ["orchestrator: ORCHESTRATOR_DATA_DIR must lie on a named volume"]
+    return []
+
+
 def load(path: Path = COMPOSE_FILE) -> dict[str, Any]:
     """Parse a compose file (YAML anchors and merge keys resolved)."""
     data = yaml.safe_load(path.read_text())
@@ -214,6 +227,7 @@ def _quarry_rules(services: Mapping[str, Any]) -> list[str]:
     if str(searxng.get("user", "")).split(":")[0] in ("", "0", "root"):
         problems.append("searxng: must run as its non-root user")
     problems += _index_data(services.get("index") or {}, services.get("ranker") or {})
+    problems += _orchestrator_data(orch)
     for traced in ("otel-collector", "jaeger"):
         if "tracing" not in _as_list((services.get(traced) or {}).get("profiles")):
             problems.append(f"{traced}: must sit behind the tracing profile")

@@ -47,6 +47,13 @@ def test_only_orchestrator_and_jaeger_publish_and_only_on_loopback(
     assert published == {"orchestrator": ["127.0.0.1"], "jaeger": ["127.0.0.1"]}
 
 
+def test_orchestrator_keeps_its_database_on_the_named_volume(compose: dict[str, Any]) -> None:
+    orch = compose["services"]["orchestrator"]
+    assert orch["read_only"] is True
+    assert "quarry-data:/data" in orch["volumes"]
+    assert orch["environment"]["ORCHESTRATOR_DATA_DIR"] == "/data/orchestrator"
+
+
 def test_ranker_and_index_have_no_route_out(compose: dict[str, Any]) -> None:
     assert compose["networks"]["backend"]["internal"] is True
     assert compose["services"]["ranker"]["networks"] == ["backend"]
@@ -134,6 +141,11 @@ def _break(compose: dict[str, Any], service: str, **changes: Any) -> list[str]:
             "orchestrator",
             {"depends_on": {"reader": {"condition": "service_healthy"}}},
             "orchestrator: must wait for index to be healthy",
+        ),
+        (
+            "orchestrator",
+            {"volumes": ["./corpus:/corpus:ro"]},
+            "orchestrator: ORCHESTRATOR_DATA_DIR must lie on a named volume",
         ),
     ],
 )

@@ -147,7 +147,7 @@ class CorpusMixin(index_pb2_grpc.IndexServicer):
         top = request.top_k if request.HasField("top_k") else 8
         return index_pb2.SearchPassagesResponse(
             passages=[
-                index_pb2.LocalPassage(
+                index_pb2.IndexPassage(
                     document_id=doc_id,
                     document_title=title,
                     text=text,

@@ -169,6 +169,7 @@ class ScriptedBrain:
     invalid: bool = False
     judged: list[list[Evidence]] = field(default_factory=list)
     inflight: int = 0
+    details: list[str | None] = field(default_factory=list)
 
     def _check_up(self) -> None:
         if self.fail:
@@ -183,7 +184,13 @@ class ScriptedBrain:
         return Decision(self.plans.pop(0) if self.plans else Plan(optimized_query=question))
 
     async def judge(
-        self, question: str, evidence: Sequence[Evidence], *, stage: str, timeout: float
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        *,
+        stage: str,
+        timeout: float,
+        boundary: str | None = None,
     ) -> Decision[Judgement]:
         self._check_up()
         self.judged.append(list(evidence))
@@ -203,8 +210,11 @@ class ScriptedBrain:
         history: Sequence[Turn],
         *,
         timeout: float,
+        boundary: str | None = None,
+        detail: str | None = None,
     ) -> AsyncIterator[str]:
         self._check_up()
+        self.details.append(detail)
         self.inflight += 1
         try:
             for word in self.answer_text.split(" "):

@@ -142,7 +142,7 @@ class SearchPassagesRequest(_message.Message):
     rrf_k: int
     def __init__(self, queries: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., max_per_document: _Optional[int] = ..., id_prefix: _Optional[str] = ..., rrf_k: _Optional[int] = ...) -> None: ...
 
-class LocalPassage(_message.Message):
+class IndexPassage(_message.Message):
     __slots__ = ("document_id", "document_title", "text", "index", "score", "lexical_rank", "dense_rank")
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_TITLE_FIELD_NUMBER: _ClassVar[int]
@@ -165,7 +165,7 @@ class SearchPassagesResponse(_message.Message):
     PASSAGES_FIELD_NUMBER: _ClassVar[int]
     RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
-    passages: _containers.RepeatedCompositeFieldContainer[LocalPassage]
+    passages: _containers.RepeatedCompositeFieldContainer[IndexPassage]
     retrieval: str
     documents: int
-    def __init__(self, passages: _Optional[_Iterable[_Union[LocalPassage, _Mapping]]] = ..., retrieval: _Optional[str] = ..., documents: _Optional[int] = ...) -> None: ...
+    def __init__(self, passages: _Optional[_Iterable[_Union[IndexPassage, _Mapping]]] = ..., retrieval: _Optional[str] = ..., documents: _Optional[int] = ...) -> None: ...

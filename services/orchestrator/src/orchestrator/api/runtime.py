@@ -21,6 +21,7 @@ from orchestrator.config import Settings
 from orchestrator.corpus.indexer import Indexer
 from orchestrator.corpus.service import CorpusService
 from orchestrator.llm.factory import build_llm
+from orchestrator.llm.ready import ReadyGate
 from orchestrator.sessions import SessionStore
 
 # Corpus documents (GetDocument) and extraction requests can be megabytes; gRPC's client
@@ -42,6 +43,13 @@ class Runtime:
     sessions: SessionStore
     probes: dict[str, Probe] = field(default_factory=dict)
     corpus: CorpusService | None = None
+
+
+async def _llm_probe(gate: ReadyGate, ping: Callable[..., Awaitable[bool]], t: float) -> bool:
+    if gate.ready:
+        return True
+    gate.ready = bool(await ping(timeout=t))
+    return gate.ready
 
 
 RuntimeFactory = Callable[[Settings], AbstractAsyncContextManager[Runtime]]
@@ -104,6 +112,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 settings.searxng_timeout_s,
                 retry_backoff_s=settings.searxng_retry_backoff_s,
             )
+            gate = ReadyGate(lambda t: llm.ping(timeout=t))
             deps = Deps(
                 settings=settings,
                 brain=LLMBrain(llm, settings, asyncio.Semaphore(settings.llm_max_inflight)),
@@ -111,14 +120,18 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 reader=reader,
                 ranker=ranker,
                 corpus=corpus,
+                llm_gate=gate,
             )
             probes: dict[str, Probe] = {
                 "reader": lambda t: reader.ping(timeout=t),
                 "ranker": lambda t: ranker.ping(timeout=t),
                 "index": lambda t: corpus.ping(timeout=t),
-                "searxng": lambda t: searxng.ping(timeout=t),
-                "llm": lambda t: llm.ping(timeout=t),
             }
+            if settings.searxng_url or "web" in settings.default_sources():
+                # Offline (`make run` with only local documents) nothing needs SearXNG.
+                probes["searxng"] = lambda t: searxng.ping(timeout=t)
+            # Ready once, ready for good (see llm/ready.py): a busy server is not down.
+            probes["llm"] = lambda t: _llm_probe(gate, llm.ping, t)
             service = corpus_service(settings, corpus, Extractor(reader_ch))
             if settings.corpus_dir:
                 background = asyncio.create_task(service.run_background())

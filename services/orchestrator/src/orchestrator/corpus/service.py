@@ -23,6 +23,12 @@ logger = logging.getLogger(__name__)
 
 # Waits between attempts while the index is not answering yet (it may start after us).
 STARTUP_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+
+
+def _all_failed(result: RefreshResult) -> bool:
+    return result.counts.total > 0 and result.counts.failed == result.counts.total
+
+
 # GET /v1/corpus must answer promptly even when the index hangs.
 STATS_TIMEOUT_S = 10.0
 
@@ -223,6 +229,13 @@ class CorpusService:
             except Exception:  # a bug must not kill the app's background task silently
                 logger.exception("corpus refresh crashed", extra={"root": self.corpus_dir})
                 result = None
+            if result is not None and _all_failed(result) and attempt < len(STARTUP_BACKOFF_S):
+                # Every file failed: the reader (extraction) is most likely still starting
+                # beside us (`make run`); an empty corpus until the next rescan would answer
+                # every question with "no results".
+                await asyncio.sleep(STARTUP_BACKOFF_S[attempt])
+                attempt += 1
+                continue
             attempt = 0
             if result is not None and result.status != "ok" and not self._rescan_s:
                 # Aborted with no rescan configured: try again later rather than never.
