@@ -24,7 +24,7 @@ from ranker.analyzer import Analyzer
 from index import snapshot as index
 from index import storage
 from index.analysis import Prepared, prepare
-from index.dense import Embedder, Vectors, embed_all
+from index.dense import Embedder, embed_all
 from index.errors import CorpusStorageError, NotFoundError, StagingFullError
 from index.passages import PassageParams, search_passages
 from index.snapshot import Snapshot, no_vectors
@@ -102,7 +102,7 @@ class Corpus:
                 "committed_at": self._snapshot.committed_at,
             },
         )
-        if self._needs_vectors(self._snapshot):
+        if self.needs_vectors():
             logger.info("stored passages lack this model's vectors: the next commit adds them")
 
     def prepare(self, documents: Iterable[Document]) -> list[Prepared]:
@@ -168,10 +168,11 @@ class Corpus:
         """True when passages are embedded (an embedder was given)."""
         return self._embedder is not None
 
-    def _needs_vectors(self, snap: Snapshot) -> bool:
-        """True when an embedder is present but ``snap``'s passages lack its vectors (a
-        model added or changed since they were stored)."""
-        e = self._embedder
+    def needs_vectors(self) -> bool:
+        """True when an embedder is present but committed passages lack its vectors (a
+        model added or changed since they were stored, or a stop mid-embedding); the next
+        commit embeds them, even with nothing staged."""
+        e, snap = self._embedder, self._snapshot
         return e is not None and snap.n_chunks > 0 and not snap.has_vectors(e.name)
 
     def commit(self) -> CorpusStats:
@@ -184,7 +185,8 @@ class Corpus:
             with self._lock:
                 taken = self._in_flight = dict(self._staged)
                 old = self._snapshot
-            if not taken and not self._needs_vectors(old):
+            if not taken:
+                self._fill_vectors()  # e.g. the model is new since the passages were stored
                 return self.stats()
             start = time.perf_counter()
             added = [p for p in taken.values() if p is not None]
@@ -199,6 +201,8 @@ class Corpus:
             finally:
                 with self._lock:
                     self._in_flight = {}
+            build_ms = round((time.perf_counter() - start) * 1000, 1)
+            self._fill_vectors()
             stats = self.stats()
         logger.info(
             "corpus committed",
@@ -208,7 +212,9 @@ class Corpus:
                 "upserted": len(added),
                 "removed": len(taken) - len(added),
                 "pending": stats.pending,
-                "build_ms": round((time.perf_counter() - start) * 1000, 1),
+                "embedded": stats.embedded,
+                "build_ms": build_ms,
+                "total_ms": round((time.perf_counter() - start) * 1000, 1),
             },
         )
         return stats
@@ -219,55 +225,63 @@ class Corpus:
         """The next snapshot, persisted (when there is a data directory), not yet current."""
         drop = set(taken) & old.positions.keys()
         merged = index.merge(old, drop, added)
-        merged = self._with_vectors(merged, old, drop, added)
+        merged = self._with_vectors(merged, old, drop)
         committed_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         new = self._persist(merged, committed_at)
         if self._before_swap is not None:
             self._before_swap()
         return new
 
-    def _with_vectors(
-        self, merged: index.Merged, old: Snapshot, drop: set[str], added: list[Prepared]
-    ) -> index.Merged:
-        """``merged`` with one vector per chunk, in its chunk order (kept, then added): kept
-        chunks reuse their stored vectors, only new text is embedded."""
-        if self._embedder is None or merged.chunk_len.size == 0:
-            return merged
-        model = self._embedder.name
+    def _with_vectors(self, merged: index.Merged, old: Snapshot, drop: set[str]) -> index.Merged:
+        """``merged`` with one row per chunk, in its chunk order (kept, then added): kept
+        chunks keep their stored vectors, the rest are zero rows that :meth:`_fill_vectors`
+        embeds once the commit is searchable."""
+        e = self._embedder
+        if e is None or merged.chunk_len.size == 0 or not old.vectors_of(e.name):
+            return merged  # nothing to keep: _fill_vectors embeds every passage
         _, keep_chunk = index.kept(old, drop)
+        vectors = np.zeros((merged.chunk_len.size, old.vectors.shape[1]), np.float32)
+        vectors[: int(keep_chunk.sum())] = old.vectors[keep_chunk]
+        return replace(merged, vectors=vectors, embedding_model=e.name)
+
+    def _fill_vectors(self) -> None:
+        """Embed the current snapshot's passages that have no vector (once each), persist
+        and swap in the result. Called by a commit after its swap, so new documents are
+        searchable by BM25 while their passages are embedded. A failing model leaves the
+        snapshot as it is (BM25 for the new passages) with a warning, never an error."""
+        snap, e = self._snapshot, self._embedder
+        if e is None or snap.n_chunks == 0 or snap.has_vectors(e.name):
+            return
         start = time.perf_counter()
-        if old.has_vectors(model):
-            kept_vectors = np.asarray(old.vectors[keep_chunk], np.float32)
-            texts: list[str] = []
-        else:  # no vectors yet, or another model's: embed the kept passages too (once)
-            kept_vectors = no_vectors()
-            texts = [old.chunk_text.get(i) for i in np.flatnonzero(keep_chunk).tolist()]
-        for p in added:
-            ends = np.cumsum(p.chunk_sizes).tolist()
-            texts += [
-                p.chunk_text[a:b].decode() for a, b in zip([0, *ends[:-1]], ends, strict=True)
-            ]
+        rows = snap.vectors if snap.vectors_of(e.name) else no_vectors()
+        missing = np.flatnonzero(~snap.present) if rows.size else np.arange(snap.n_chunks)
         try:
-            fresh = embed_all(self._embedder, texts)
-        # The model failing mid-commit must not lose the commit: BM25 alone until the next one.
+            fresh = embed_all(e, [snap.chunk_text.get(i) for i in missing.tolist()])
+            vectors = np.zeros((snap.n_chunks, fresh.shape[1]), np.float32)
+            if rows.size:
+                vectors[:] = rows
+            vectors[missing] = fresh
+            merged = replace(index.merge(snap, set(), []), vectors=vectors, embedding_model=e.name)
+            new = self._persist(merged, snap.committed_at)
+        # The model (or the disk) failing must not lose the commit: BM25 until the next one.
         except Exception as err:  # noqa: BLE001
             logger.warning(
                 "embedding failed: this commit is searchable by BM25 alone",
                 extra={"reason": f"{type(err).__name__}: {str(err)[:300]}"},
             )
-            return merged
-        parts: list[Vectors] = [v for v in (kept_vectors, fresh) if v.size]
-        vectors = np.concatenate(parts) if parts else no_vectors()
+            return
+        with self._lock:
+            if self._snapshot is snap:
+                self._snapshot = new
         logger.info(
             "passages embedded",
             extra={
-                "model": model,
-                "embedded": len(texts),
-                "reused": int(kept_vectors.shape[0]),
+                "model": e.name,
+                "embedded": len(missing),
+                "reused": snap.n_chunks - len(missing),
                 "embed_ms": round((time.perf_counter() - start) * 1000, 1),
             },
         )
-        return replace(merged, vectors=vectors, embedding_model=model)
 
     def _persist(self, merged: index.Merged, committed_at: str) -> Snapshot:
         if self._root is None:
@@ -311,7 +325,7 @@ class Corpus:
         snap = self._snapshot
         e = self._embedder
         query_vectors = None
-        if e is not None and snap.n_chunks and snap.has_vectors(e.name):
+        if e is not None and snap.n_chunks and snap.embedded and snap.vectors_of(e.name):
             try:
                 query_vectors = e.embed(list(queries))
             except Exception as err:  # noqa: BLE001 - a failing model degrades to BM25

@@ -49,10 +49,12 @@ def _top(scores: Floats, mask: npt.NDArray[np.bool_] | None, depth: int) -> list
 def _dense_top(
     snap: Snapshot, query: Vectors, mask: npt.NDArray[np.bool_] | None, depth: int
 ) -> list[int]:
-    """The ``depth`` passages closest to ``query`` (cosine: vectors are unit length)."""
+    """The ``depth`` embedded passages closest to ``query`` (cosine: unit vectors)."""
     sims = np.asarray(snap.vectors @ query, np.float64)
-    # Shift so every passage ranks (cosine may be negative); the mask still applies.
-    return _top(sims + 2.0, mask, depth)
+    # Shift so every embedded passage ranks (cosine may be negative); passages not embedded
+    # yet (zero rows) and those outside the mask do not.
+    embedded = snap.present if mask is None else snap.present & mask
+    return _top(sims + 2.0, embedded, depth)
 
 
 def _mask(snap: Snapshot, id_prefix: str) -> npt.NDArray[np.bool_] | None:

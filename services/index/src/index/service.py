@@ -208,10 +208,22 @@ class IndexServicer(index_pb2_grpc.IndexServicer):
         )
         # Created lazily: an asyncio.Lock binds to the loop it is first used in.
         self._commit_lock: asyncio.Lock | None = None
+        self._backfill: asyncio.Task[CorpusStats] | None = None
 
     async def warm_up(self) -> None:
-        """Load the persisted index before reporting SERVING."""
+        """Load the persisted index before reporting SERVING; when its passages lack this
+        model's vectors (a model new since, or a stop mid-embedding), embed them in the
+        background: searches meanwhile use BM25 for them."""
         await asyncio.to_thread(self.corpus.load)
+        if self.corpus.needs_vectors():
+            self._backfill = asyncio.create_task(self._commit())
+
+    async def _commit(self) -> CorpusStats:
+        """One commit at a time, waiting for its turn without holding a CPU slot."""
+        if self._commit_lock is None:
+            self._commit_lock = asyncio.Lock()
+        async with self._commit_lock:
+            return await self._in_thread(self.corpus.commit)
 
     async def _in_thread(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` in a worker thread, at most ``cpu_concurrency`` at once."""
@@ -272,11 +284,7 @@ class IndexServicer(index_pb2_grpc.IndexServicer):
         self, request: index_pb2.CommitCorpusRequest, context: Context
     ) -> index_pb2.CorpusStats:
         async def run() -> index_pb2.CorpusStats:
-            if self._commit_lock is None:
-                self._commit_lock = asyncio.Lock()
-            async with self._commit_lock:  # one commit at a time, waiting without a slot
-                stats = await self._in_thread(self.corpus.commit)
-            return stats_to_proto(stats)
+            return stats_to_proto(await self._commit())
 
         return await self._guard("CommitCorpus", context, run)
 

@@ -103,6 +103,8 @@ class Snapshot:
     chunk_doc: Ints = field(init=False)
     avg_len: float = field(init=False)
     nonempty: Offsets = field(init=False)  # documents with at least one chunk
+    # Chunks with a vector (unit vectors are never zero; a zero row waits to be embedded).
+    present: npt.NDArray[np.bool_] = field(init=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # derived lookups of a frozen dataclass
@@ -112,6 +114,9 @@ class Snapshot:
         set_(self, "chunk_doc", np.repeat(np.arange(len(self.infos), dtype=np.int32), per_doc))
         set_(self, "avg_len", float(self.chunk_len.mean()) if len(self.chunk_len) else 0.0)
         set_(self, "nonempty", np.flatnonzero(per_doc > 0))
+        rows = self.vectors
+        present = np.any(rows != 0, axis=1) if rows.size else np.zeros(len(rows), np.bool_)
+        set_(self, "present", present)
 
     def check(self) -> None:
         """Raise ValueError unless the arrays fit together (a loaded index may be damaged)."""
@@ -142,12 +147,22 @@ class Snapshot:
 
     @property
     def embedded(self) -> int:
-        """Chunks with a stored vector (all of them, or none)."""
-        return int(self.vectors.shape[0]) if self.embedding_model else 0
+        """Chunks with a stored vector."""
+        return int(self.present.sum()) if self.embedding_model else 0
+
+    def vectors_of(self, model: str) -> bool:
+        """True when the stored vectors (one row per chunk, some maybe not embedded yet)
+        come from ``model``."""
+        return (
+            bool(model)
+            and model == self.embedding_model
+            and self.vectors.ndim == 2
+            and self.vectors.shape[0] == self.n_chunks
+        )
 
     def has_vectors(self, model: str) -> bool:
         """True when every chunk has a vector from ``model``."""
-        return bool(model) and model == self.embedding_model and self.embedded == self.n_chunks
+        return self.vectors_of(model) and self.embedded == self.n_chunks
 
     def scores(self, term_ids: Sequence[int]) -> npt.NDArray[np.float64]:
         """BM25 of every chunk for the given (distinct) term ids."""

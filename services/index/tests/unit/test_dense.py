@@ -177,3 +177,47 @@ def test_a_model_failing_at_commit_or_query_time_degrades_to_bm25(
         assert _search(c, "harbour") == (["local:/notes/harbour.md"], "bm25")
     assert "this commit is searchable by BM25 alone" in caplog.text
     assert "embedding the queries failed" in caplog.text
+
+
+def test_new_documents_are_searchable_by_bm25_while_their_passages_are_embedded() -> None:
+    seen: list[tuple[int, int]] = []
+    c = Corpus(ANALYZER, embedder=FakeEmbedder())
+    c.stage(c.prepare(DOCS), [])
+    c.commit()
+
+    class Watching(FakeEmbedder):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            if any("rows out at dawn" in text for text in texts):  # the commit's embedding pass
+                hits, _, _ = c.passages(["lighthouse keeper"], PassageParams(top_k=10))
+                seen.extend((h.lexical_rank, h.dense_rank) for h in hits if "dawn" in h.text)
+            return super().embed(texts)
+
+    c._embedder = Watching()  # the same model name: stored vectors stay valid
+    c.stage(c.prepare([_doc("lighthouse", "The lighthouse keeper rows out at dawn.")]), [])
+    stats = c.commit()
+    # During the embedding pass the new passage was already found, by BM25 alone (no vector
+    # yet); after it, the old passages kept their vectors and only the new one was embedded.
+    assert seen == [(1, 0)]
+    assert (stats.chunks, stats.embedded) == (4, 4)
+    hits, _, _ = c.passages(["lighthouse keeper"], PassageParams(top_k=1))
+    assert hits[0].dense_rank == 1
+
+
+async def test_a_start_with_a_new_model_embeds_the_stored_passages_in_the_background(
+    tmp_path: Path,
+) -> None:
+    from index.config import Settings
+    from index.service import IndexServicer
+
+    _committed(None, tmp_path)  # stored without vectors (the model was missing then)
+    embedder = FakeEmbedder()
+    corpus = Corpus(ANALYZER, tmp_path, embedder=embedder)
+    servicer = IndexServicer(Settings(port=0), corpus)
+    await servicer.warm_up()
+    assert servicer._backfill is not None
+    stats = await servicer._backfill
+    assert (stats.embedded, stats.embedding_model) == (3, "fake-v1")
+    assert len(embedder.texts) == 3
+    again = IndexServicer(Settings(port=0), Corpus(ANALYZER, tmp_path, embedder=FakeEmbedder()))
+    await again.warm_up()
+    assert again._backfill is None  # the vectors were persisted: nothing to do

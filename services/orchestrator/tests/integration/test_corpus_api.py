@@ -79,6 +79,8 @@ async def test_first_refresh_then_exactly_what_changed(corpus_world: World, tmp_
     assert stats["last_refresh"]["root"] == str(root)
     assert stats["documents"] >= GOOD
     assert stats["refreshing"] is False
+    assert stats["embedded"] == 0  # this test's index runs without the embedding model
+    assert second["embedded"] == 0
 
 
 async def _wait_for_refresh(s: Stack) -> dict[str, Any]:

@@ -52,6 +52,7 @@ class CorpusView(BaseModel):
     roots: list[str]
     documents: int
     chunks: int
+    embedded: int | None
     pending: int | None
     committed_at: str | None
     refreshing: bool
@@ -86,6 +87,7 @@ def _final(result: RefreshResult) -> dict[str, Any]:
         **result.as_dict(),
         "documents": stats.documents if stats else None,
         "chunks": stats.chunks if stats else None,
+        "embedded": stats.embedded if stats else None,
         "committed_at": stats.committed_at if stats else None,
     }
 

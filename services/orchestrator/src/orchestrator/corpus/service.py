@@ -199,6 +199,7 @@ class CorpusService:
             "roots": list(self.roots),
             "documents": len(docs),
             "chunks": sum(d.chunks for d in docs.values()),
+            "embedded": committed.embedded if committed else None,
             "pending": committed.pending if committed else None,
             "committed_at": committed.committed_at if committed else None,
             "refreshing": self.busy,
