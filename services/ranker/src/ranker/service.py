@@ -190,7 +190,9 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
     def _load_embedder(self) -> Embeds | None:
         """The cached embedder, or None (with a warning) when the model cannot load."""
         s = self._settings
-        model = load_or_none(threads=s.embed_threads)
+        # Small onnxruntime batches: 32 texts per run held ~1.1 GB resident against ~0.3 GB
+        # with 4, at the same speed (measured by the index service), and compose gives 768m.
+        model = load_or_none(threads=s.embed_threads, batch_size=4)
         if model is None:
             return None
         cached = CachedEmbedder(model, max_entries=s.embed_cache)
