@@ -38,11 +38,13 @@ CONFIGS = (
     Config("default +gap", None, "gap", ("two_page",)),
 )
 # (configuration, kind) -> least page recall, passage recall, gold-URL recall (search), in %.
+# Set from the default evidence mode (hybrid passages) on 2026-11-24, which scored 100 on every
+# cell: each floor leaves one question of slack (4-5 per kind) for a busy machine.
 FLOORS = {
-    ("default", "snippet"): (100, 100, 100),
-    ("default", "deep"): (100, 50, 100),
-    ("default", "two_page"): (100, 40, 100),
-    ("default +gap", "two_page"): (100, 40, 100),
+    ("default", "snippet"): (75, 75, 75),
+    ("default", "deep"): (75, 75, 75),
+    ("default", "two_page"): (80, 80, 80),
+    ("default +gap", "two_page"): (80, 80, 80),
 }
 
 
