@@ -14,6 +14,7 @@ API_VERSION: Final = "1"
 
 EventType = Literal[
     "run.started",
+    "progress",
     "plan",
     "clarify",
     "search.started",
@@ -116,6 +117,7 @@ class ResultCollector:
             "sources": [],
             "cited": [],
             "removed_citations": [],
+            "added_citations": [],
             "clarifying_question": None,
             "warnings": [],
             "error": None,
@@ -134,6 +136,7 @@ class ResultCollector:
             result["answer"] = data["text"]
             result["cited"] = data["cited"]
             result["removed_citations"] = data["removed_citations"]
+            result["added_citations"] = data.get("added_citations", [])
         elif event.type == "clarify":
             result["clarifying_question"] = data["question"]
         elif event.type == "warning":

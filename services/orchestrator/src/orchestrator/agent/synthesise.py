@@ -50,13 +50,19 @@ async def synthesise(state: RunState, evidence: Sequence[Evidence]) -> tuple[Che
     The stream stops at the question's deadline (with a warning); what was written by then is
     still checked and returned.
     """
-    sources = number_sources(evidence)
+    sources = state.clip(number_sources(evidence))
     listed = source_list(sources)
     state.sink.emit("sources", {"sources": listed})
     parts: list[str] = []
     with state.stage("synthesis", sources=len(sources)) as span:
+        state.llm_calls += 1
         stream = state.deps.brain.answer(
-            state.question, sources, state.history, timeout=state.deadline.remaining()
+            state.question,
+            sources,
+            state.history,
+            timeout=state.deadline.remaining(),
+            boundary=state.boundary,
+            detail=state.options.detail,
         )
         try:
             async with asyncio.timeout(state.deadline.remaining()):
@@ -83,6 +89,7 @@ async def synthesise(state: RunState, evidence: Sequence[Evidence]) -> tuple[Che
             "cited": checked.cited,
             "removed_citations": checked.removed_citations,
             "replaced": checked.replaced,
+            "added_citations": checked.added_citations,
         },
     )
     return checked, listed

@@ -83,6 +83,8 @@ def run_options(runtime: Runtime, opts: SearchOptions) -> RunOptions:
         language=opts.language,
         time_range=opts.time_range,
         sources=tuple(dict.fromkeys(opts.sources or runtime.deps.settings.default_sources())),
+        mode=opts.mode,
+        detail=opts.detail,
     )
 
 

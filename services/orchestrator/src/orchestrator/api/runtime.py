@@ -21,6 +21,7 @@ from orchestrator.config import Settings
 from orchestrator.corpus.indexer import Indexer
 from orchestrator.corpus.service import CorpusService
 from orchestrator.llm.factory import build_llm
+from orchestrator.llm.ready import ReadyGate
 from orchestrator.sessions import SessionStore
 
 # Corpus documents (GetDocument) and extraction requests can be megabytes; gRPC's client
@@ -42,6 +43,13 @@ class Runtime:
     sessions: SessionStore
     probes: dict[str, Probe] = field(default_factory=dict)
     corpus: CorpusService | None = None
+
+
+async def _llm_probe(gate: ReadyGate, ping: Callable[..., Awaitable[bool]], t: float) -> bool:
+    if gate.ready:
+        return True
+    gate.ready = bool(await ping(timeout=t))
+    return gate.ready
 
 
 RuntimeFactory = Callable[[Settings], AbstractAsyncContextManager[Runtime]]
@@ -86,6 +94,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         # (OpenTelemetry's instrumentor adds its interceptor in front of ours.)
         reader_ch = calls.channel(settings.reader_addr, _CHANNEL_OPTIONS)
         ranker_ch = calls.channel(settings.ranker_addr, _CHANNEL_OPTIONS)
+        index_ch = calls.channel(settings.index_addr, _CHANNEL_OPTIONS)
         background: asyncio.Task[None] | None = None
         service: CorpusService | None = None
         try:
@@ -94,9 +103,8 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 limit=asyncio.Semaphore(settings.reader_max_inflight),
                 retry_delay_s=settings.read_retry_delay_s,
             )
-            ranker_limit = asyncio.Semaphore(settings.ranker_max_inflight)
-            ranker = RankerClient(ranker_ch, limit=ranker_limit)
-            corpus = CorpusClient(ranker_ch, limit=ranker_limit)
+            ranker = RankerClient(ranker_ch, limit=asyncio.Semaphore(settings.ranker_max_inflight))
+            corpus = CorpusClient(index_ch, limit=asyncio.Semaphore(settings.index_max_inflight))
             llm = build_llm(settings, http)
             searxng = SearxngClient(
                 settings.searxng_url,
@@ -104,6 +112,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 settings.searxng_timeout_s,
                 retry_backoff_s=settings.searxng_retry_backoff_s,
             )
+            gate = ReadyGate(lambda t: llm.ping(timeout=t))
             deps = Deps(
                 settings=settings,
                 brain=LLMBrain(llm, settings, asyncio.Semaphore(settings.llm_max_inflight)),
@@ -111,13 +120,18 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 reader=reader,
                 ranker=ranker,
                 corpus=corpus,
+                llm_gate=gate,
             )
             probes: dict[str, Probe] = {
                 "reader": lambda t: reader.ping(timeout=t),
                 "ranker": lambda t: ranker.ping(timeout=t),
-                "searxng": lambda t: searxng.ping(timeout=t),
-                "llm": lambda t: llm.ping(timeout=t),
+                "index": lambda t: corpus.ping(timeout=t),
             }
+            if settings.searxng_url or "web" in settings.default_sources():
+                # Offline (`make run` with only local documents) nothing needs SearXNG.
+                probes["searxng"] = lambda t: searxng.ping(timeout=t)
+            # Ready once, ready for good (see llm/ready.py): a busy server is not down.
+            probes["llm"] = lambda t: _llm_probe(gate, llm.ping, t)
             service = corpus_service(settings, corpus, Extractor(reader_ch))
             if settings.corpus_dir:
                 background = asyncio.create_task(service.run_background())
@@ -130,3 +144,4 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 await service.aclose()
             await reader_ch.close()
             await ranker_ch.close()
+            await index_ch.close()
