@@ -40,7 +40,9 @@ def _args() -> argparse.Namespace:
         help="extra stack settings, e.g. LLM_SCHEMA_DIALECT=json_object LLM_TIMEOUT_S=600",
     )
     parser.add_argument("--ids", nargs="*", default=[], help="only these question ids")
-    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    parser.add_argument(
+        "--json", type=Path, help="also write the rows and per-question outcomes as JSON here"
+    )
     return parser.parse_args()
 
 
@@ -82,7 +84,23 @@ def main() -> None:
             file=sys.stderr,
         )
     if args.json:
-        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1))
+        per_question = [
+            {
+                "id": o.question.id,
+                "kind": o.question.kind,
+                "config": o.config,
+                "status": o.status,
+                "page_hit": o.page_hit,
+                "passage_hit": o.passage_hit,
+                "answer_hit": o.question.answered_by(o.answer),
+                "pages_read": o.pages_read,
+                "sources": o.cited,
+                "evidence_chars": len(o.evidence),
+            }
+            for o in outcomes
+        ]
+        report = {"rows": [asdict(r) for r in rows], "outcomes": per_question}
+        args.json.write_text(json.dumps(report, indent=1))
     sys.exit(1 if failed else 0)
 
 

@@ -9,7 +9,8 @@ from bench.eval.check import BASE, check_question
 from bench.eval.metrics import Outcome, row
 from bench.eval.questions import Part, Question, normalise
 from bench.eval.scripted import Director
-from services.orchestrator.tests.fakes.llm_script import Call
+from services.orchestrator.tests.fakes.fake_llm import FakeLLM
+from services.orchestrator.tests.fakes.llm_script import Call, Say
 from tests.offline.searx import Entry, build_index
 from tests.offline.web import directory_route
 
@@ -82,3 +83,19 @@ def test_the_doc_route_serves_top_level_html_only(tmp_path: Path) -> None:
     assert route("/d/a.html") == b"<p>a</p>"
     for path in ("/d/../secret.html", "/d/missing.html", "/x/a.html", "/d/", "/d/a.txt"):
         assert route(path) is None, path
+
+
+async def test_relay_mode_forwards_each_call_to_the_real_server_and_records_it() -> None:
+    async with FakeLLM() as upstream:
+        upstream.queue("any", Say("The port is 9418 [1]."))
+        director = Director(relay_url=upstream.url, relay_model="real-model")
+        director.begin(TWO, "relay")
+        source = "<<<BEGIN SOURCE 1 ab12>>>\nTitle: A\nURL: u\n\nport 9418\n<<<END SOURCE 1 ab12>>>"
+        prompt = f"Sources, numbered 1 to 1:\n\n{source}\n\nQuestion: {TWO.question}"
+        body = {"model": "fake-model", "messages": [{"role": "user", "content": prompt}]}
+        reply = await director(Call("openai", body, True, None, "synthesis"))
+    assert getattr(reply, "text", None) == "The port is 9418 [1]."
+    sent = upstream.calls[0]
+    assert sent.body["model"] == "real-model"
+    assert sent.body["stream"] is False
+    assert director.records[TWO.question].synthesis == ["Title: A\nURL: u\n\nport 9418"]

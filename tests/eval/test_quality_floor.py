@@ -18,31 +18,36 @@ from bench.eval.questions import load
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("doc_sets", "searx_installed")]
 
+# Mostly questions that one chunk per URL loses and the passages keep (make eval, 2026-11-24).
 SUBSET = (
     "sqlite-max-variable",
-    "sqlite-wal-checkpoint",
-    "git-credential-cache-timeout",
-    "git-notes-ref",
-    "sqlite-max-attached",
-    "git-gc-auto",
     "sqlite-julianday-epoch",
+    "git-merge-recursive-default",
+    "git-credential-cache-timeout",
+    "sqlite-max-attached",
+    "git-diff-context",
+    "sqlite-wal-isolation",
     "git-cherry-pick-x",
     "two-fts5-rtree",
+    "two-compound-tokenizer",
+    "two-like-header",
+    "two-daemon-stash",
     "two-credential-cache-store",
-    "two-bisect-noverify",
-    "two-git-sqlite-gc-wal",
-    "two-daemon-credential",
 )
 CONFIGS = (
     Config("default", None, "one_round"),
     Config("default +gap", None, "gap", ("two_page",)),
 )
 # (configuration, kind) -> least page recall, passage recall, gold-URL recall (search), in %.
+# Set from the default evidence mode (hybrid passages) on 2026-11-24, which scored 100/100/100
+# (snippet), 100/100/75 (deep), 60/60/60 (two_page, one round) and 100/100/100 (gap round);
+# today's one chunk per URL keeps the answer for only 2 of the 8 single-page ones. Each floor
+# leaves one question of slack (4-5 per kind) for a busy machine.
 FLOORS = {
-    ("default", "snippet"): (100, 100, 100),
-    ("default", "deep"): (100, 50, 100),
-    ("default", "two_page"): (100, 40, 100),
-    ("default +gap", "two_page"): (100, 40, 100),
+    ("default", "snippet"): (75, 75, 75),
+    ("default", "deep"): (75, 75, 50),
+    ("default", "two_page"): (40, 40, 40),
+    ("default +gap", "two_page"): (80, 80, 80),
 }
 
 
