@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -12,6 +13,12 @@ from quarry_common.settings import BaseServiceSettings, Port
 
 # Empty (not configured) or an http(s) URL; anything else stops the service at start.
 _HTTP_URL = r"^(https?://\S+)?$"
+# Empty, or comma-separated http(s) URLs (several SearXNG instances).
+_HTTP_URLS = r"^(https?://[^\s,]+(\s*,\s*https?://[^\s,]+)*)?$"
+# A comma-separated list of search backends.
+_BACKENDS = r"^(searxng|brave)(\s*,\s*(searxng|brave))?$"
+# A rate for the limits library: "N/second", "N/minute", "N per 2 seconds", ...; empty = none.
+_RATE = r"^(\d+\s*(/|per)\s*(\d+\s*)?(second|minute|hour|day|month)s?)?$"
 # auto, or a comma-separated list of web and local.
 _SOURCES = r"^(auto|(web|local)(\s*,\s*(web|local))?)$"
 
@@ -26,7 +33,7 @@ class Settings(BaseServiceSettings):
     port: Port = 8080
     reader_addr: str = Field(default="127.0.0.1:50051", validation_alias="READER_ADDR")
     ranker_addr: str = Field(default="127.0.0.1:50052", validation_alias="RANKER_ADDR")
-    searxng_url: str = Field(default="", pattern=_HTTP_URL, validation_alias="SEARXNG_URL")
+    searxng_url: str = Field(default="", pattern=_HTTP_URLS, validation_alias="SEARXNG_URL")
     llm_provider: Literal["ollama", "openai"] = Field(
         default="openai", validation_alias="LLM_PROVIDER"
     )
@@ -71,6 +78,29 @@ class Settings(BaseServiceSettings):
         default=0.5, ge=0, le=30, validation_alias="SEARXNG_RETRY_BACKOFF_S"
     )
 
+    # --- search backends (ORCHESTRATOR_SEARCH_*, SEARXNG_*, BRAVE_*) ---
+    search_backends: str = Field(default="searxng", pattern=_BACKENDS)
+    # failover: the first backend that answers; merge: all at once, fused by RRF.
+    search_mode: Literal["failover", "merge"] = "failover"
+    # Seconds a search result is served from memory; 0 turns the cache off.
+    search_cache_s: float = Field(default=300.0, ge=0, le=86400)
+    # Process-wide rate per SearXNG instance (limits syntax); Brave has its own below.
+    search_rate_limit: str = Field(default="10/second", pattern=_RATE)
+    # Pick a SearXNG category and time range from the question (a request's own win).
+    search_routing: bool = True
+    # An instance that answered 429 is skipped this long (unless it sent Retry-After).
+    searxng_backoff_s: float = Field(
+        default=30.0, ge=0, le=86400, validation_alias="SEARXNG_BACKOFF_S"
+    )
+    brave_api_key: str = Field(default="", validation_alias="BRAVE_API_KEY")
+    brave_url: str = Field(
+        default="https://api.search.brave.com", pattern=_HTTP_URL, validation_alias="BRAVE_URL"
+    )
+    # Brave's free plan allows 1 request per second.
+    brave_rate_limit: str = Field(
+        default="1/second", pattern=_RATE, validation_alias="BRAVE_RATE_LIMIT"
+    )
+
     # --- agent loop, budgets and limits (ORCHESTRATOR_*) ---
     max_rounds: int = Field(default=3, ge=1, le=10)
     top_urls: int = Field(default=10, ge=1, le=50)
@@ -108,6 +138,12 @@ class Settings(BaseServiceSettings):
     # Corpus hits asked for per search round.
     corpus_top_k: int = Field(default=10, ge=1, le=50)
 
+    # --- degradation (ORCHESTRATOR_WEB_SEARCH, ORCHESTRATOR_ALLOW_UNSOURCED) ---
+    # Web search is an explicit choice: "off" sends nothing to any search engine.
+    web_search: Literal["on", "off"] = "on"
+    # Answer from the model alone, clearly labelled, when search is off, down or finds nothing.
+    allow_unsourced: bool = True
+
     @field_validator("corpus_dir")
     @classmethod
     def _absolute_dir(cls, value: str) -> str:
@@ -119,6 +155,21 @@ class Settings(BaseServiceSettings):
     def default_sources(self) -> tuple[str, ...]:
         """The sources a request without ``options.sources`` searches."""
         if self.sources != "auto":
-            return tuple(dict.fromkeys(s.strip() for s in self.sources.split(",")))
-        picked = (["web"] if self.searxng_url else []) + (["local"] if self.corpus_dir else [])
-        return tuple(picked or ["web"])
+            picked = list(dict.fromkeys(s.strip() for s in self.sources.split(",")))
+        else:
+            web = bool(self.searxng_url) or "brave" in self.backend_names()
+            picked = (["web"] if web else []) + (["local"] if self.corpus_dir else [])
+            picked = picked or ["web"]
+        return self.allowed_sources(picked)
+
+    def searxng_urls(self) -> list[str]:
+        """The SearXNG instances, in failover order."""
+        return [u.strip() for u in self.searxng_url.split(",") if u.strip()]
+
+    def backend_names(self) -> list[str]:
+        """The configured search backends, in order."""
+        return list(dict.fromkeys(b.strip() for b in self.search_backends.split(",")))
+
+    def allowed_sources(self, sources: Sequence[str]) -> tuple[str, ...]:
+        """``sources`` without the web when web search is off (possibly none at all)."""
+        return tuple(s for s in dict.fromkeys(sources) if s != "web" or self.web_search == "on")

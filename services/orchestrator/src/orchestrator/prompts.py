@@ -123,9 +123,12 @@ def fence_sources(sources: Sequence[SourceLike], boundary: str) -> str:
     for n, src in enumerate(sources, start=1):
         body = _defang(_clip(src.text, MAX_SOURCE_CHARS))
         title = _defang(" ".join(src.title.split()))
+        # Evidence carries a publication date when the search backend gave one.
+        published = _defang(str(getattr(src, "published", "") or "")[:40])
+        dated = f"\nPublished: {published}" if published else ""
         blocks.append(
-            f"<<<BEGIN SOURCE {n} {boundary}>>>\nTitle: {title}\nURL: {_defang(src.url)}\n\n"
-            f"{body}\n<<<END SOURCE {n} {boundary}>>>"
+            f"<<<BEGIN SOURCE {n} {boundary}>>>\nTitle: {title}\nURL: {_defang(src.url)}"
+            f"{dated}\n\n{body}\n<<<END SOURCE {n} {boundary}>>>"
         )
     return "\n\n".join(blocks)
 

@@ -42,7 +42,7 @@ async def test_llm_down_is_an_error_naming_its_url(world: World) -> None:
 
 @pytest.mark.parametrize("mode", ["down", "403"])
 async def test_searxng_failure_is_an_error_naming_searxng(world: World, mode: str) -> None:
-    async with stack(world) as s:
+    async with stack(world, allow_unsourced=False) as s:
         if mode == "down":
             await s.searx.__aexit__(None, None, None)
         else:
@@ -82,6 +82,14 @@ async def test_readyz_names_dependencies_that_are_down(world: World) -> None:
         down = await bad.client.get("/readyz")
     assert good.status_code == 200, good.text
     assert (down.status_code, down.json()["down"]) == (503, ["llm"])
+    assert good.json()["reconnecting"] == []
+
+
+async def test_readyz_says_which_grpc_dependency_is_reconnecting(world: World) -> None:
+    async with stack(world, reader_addr=f"127.0.0.1:{free_port()}") as s:
+        body = (await s.client.get("/readyz")).json()
+    assert "reader" in body["down"]
+    assert body["reconnecting"] == ["reader"]
 
 
 async def test_disconnect_mid_answer_closes_the_llm_stream(world: World) -> None:
@@ -154,7 +162,8 @@ async def test_disconnect_during_reads_cancels_the_readers_fetches(world: World)
 
 
 async def test_hanging_searxng_ends_in_an_error_not_a_hang(world: World) -> None:
-    async with stack(world, searxng_timeout_s=0.3, searxng_retry_backoff_s=0.01) as s:
+    settings = {"searxng_timeout_s": 0.3, "searxng_retry_backoff_s": 0.01}
+    async with stack(world, allow_unsourced=False, **settings) as s:
         s.searx.mode = "hang"
         events = await asyncio.wait_for(s.ask(), 10)
     (error,) = of(events, "error")
@@ -163,8 +172,9 @@ async def test_hanging_searxng_ends_in_an_error_not_a_hang(world: World) -> None
 
 
 async def test_hanging_llm_ends_in_an_error_naming_it(world: World) -> None:
-    async with stack(world, llm_timeout_s=0.3) as s:
-        s.llm.queue("plan", Hang())
+    async with stack(world, llm_first_token_timeout_s=0.3) as s:
+        s.llm.queue("judge", judge("sufficient"))
+        s.llm.queue("synthesis", Hang())
         events = await asyncio.wait_for(s.ask(), 10)
     (error,) = of(events, "error")
     assert error["code"] == "llm_unavailable"

@@ -250,7 +250,9 @@ async def test_readyz_names_what_is_down_and_does_not_hang() -> None:
         reply = await asyncio.wait_for(c.get("/readyz"), 5)
         health = await c.get("/healthz")
     assert reply.status_code == 503
-    assert reply.json() == {"status": "unavailable", "down": ["ranker", "searxng", "llm"]}
+    body = reply.json()
+    assert (body["status"], body["down"]) == ("unavailable", ["ranker", "searxng", "llm"])
+    assert body["web_search"] == "on"
     assert health.json() == {"status": "ok"}
 
 

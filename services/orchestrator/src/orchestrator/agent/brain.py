@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel
 
 from orchestrator.agent.ports import Checked, Decision, Evidence
 from orchestrator.citations import check_citations
 from orchestrator.config import Settings
-from orchestrator.llm.base import LLMClient
+from orchestrator.llm.base import LLMClient, LLMTimeout, Message
 from orchestrator.prompts import judge_messages, plan_messages, synthesis_messages
+from orchestrator.prompts_chat import conversation_messages, unsourced_messages
 from orchestrator.schemas import Judgement, Plan
 from orchestrator.sessions import Turn
 from orchestrator.structured import default_judgement, default_plan, structured_call
+
+logger = logging.getLogger(__name__)
+M = TypeVar("M", bound=BaseModel)
 
 
 def _today() -> datetime:
@@ -39,11 +47,7 @@ class LLMBrain:
     ) -> Decision[Plan]:
         """Clarify, answer from history, or search with an optimised query."""
         messages = plan_messages(question, history, today=_today().date())
-        async with self._limit:
-            result = await structured_call(
-                self._llm, messages, Plan, default_plan(), timeout=timeout
-            )
-        return Decision(result.value, result.used_default, result.attempts)
+        return await self._decide(messages, Plan, default_plan(), timeout)
 
     async def judge(
         self,
@@ -55,10 +59,18 @@ class LLMBrain:
     ) -> Decision[Judgement]:
         """Whether ``evidence`` (snippets or page passages) answers ``question``."""
         messages = judge_messages(question, evidence, stage=stage, today=_today().date())
-        async with self._limit:
-            result = await structured_call(
-                self._llm, messages, Judgement, default_judgement(), timeout=timeout
-            )
+        return await self._decide(messages, Judgement, default_judgement(), timeout)
+
+    async def _decide(
+        self, messages: list[Message], model: type[M], default: M, timeout: float
+    ) -> Decision[M]:
+        """One structured call; past LLM_TIMEOUT_S the safe default, so the run goes on."""
+        try:
+            async with self._limit:
+                result = await structured_call(self._llm, messages, model, default, timeout=timeout)
+        except LLMTimeout as err:
+            logger.warning("structured call timed out; default used", extra={"error": str(err)})
+            return Decision(default, used_default=True, attempts=1, timed_out=True)
         return Decision(result.value, result.used_default, result.attempts)
 
     async def answer(
@@ -71,6 +83,27 @@ class LLMBrain:
     ) -> AsyncIterator[str]:
         """Stream the answer; the semaphore is held until the stream ends or is closed."""
         messages = synthesis_messages(question, sources, history, today=_today().date())
+        async with aclosing(self._stream(messages, timeout)) as stream:
+            async for delta in stream:
+                yield delta
+
+    async def converse(
+        self,
+        question: str,
+        history: Sequence[Turn],
+        *,
+        purpose: Literal["unsourced", "conversation"],
+        timeout: float,
+    ) -> AsyncIterator[str]:
+        """Stream an answer with no sources (own knowledge, or about the conversation)."""
+        build = unsourced_messages if purpose == "unsourced" else conversation_messages
+        messages = build(question, history, today=_today().date())
+        async with aclosing(self._stream(messages, timeout)) as stream:
+            async for delta in stream:
+                yield delta
+
+    async def _stream(self, messages: list[Message], timeout: float) -> AsyncGenerator[str]:
+        # the semaphore is held until the stream ends or is closed
         async with self._limit:
             stream = self._llm.stream_chat(messages, timeout=timeout)
             try:

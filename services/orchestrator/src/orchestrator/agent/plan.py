@@ -6,6 +6,7 @@ from orchestrator.agent.state import RunState
 from orchestrator.schemas import Plan
 
 INVALID_OUTPUT = "The LLM gave no valid structured output after a retry; a safe default was used."
+LLM_TIMEOUT = "The LLM did not decide within LLM_TIMEOUT_S; a safe default was used."
 
 
 async def plan_step(state: RunState) -> Plan:
@@ -18,7 +19,9 @@ async def plan_step(state: RunState) -> Plan:
         span.set_attribute("ae.action", plan.action)
         span.set_attribute("ae.history_sufficiency", plan.history_sufficiency)
         span.set_attribute("ae.used_default", decision.used_default)
-    if decision.used_default:
+    if decision.timed_out:
+        state.sink.warn("llm_timeout", LLM_TIMEOUT)
+    elif decision.used_default:
         state.sink.warn("llm_invalid_output", INVALID_OUTPUT)
     state.sink.emit(
         "plan",

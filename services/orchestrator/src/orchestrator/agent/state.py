@@ -34,6 +34,10 @@ class RunOptions:
     time_range: str | None = None
     # Where to search: "web" (SearXNG) and/or "local" (the corpus in the ranker).
     sources: tuple[str, ...] = ("web",)
+    # Answer from the model alone when search fails (None: ORCHESTRATOR_ALLOW_UNSOURCED).
+    allow_unsourced: bool | None = None
+    # False: skip the search-result cache for this request.
+    search_cache: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,13 @@ class RunState:
         if self.options.prefetch is None:
             return self.settings.prefetch
         return self.options.prefetch
+
+    @property
+    def allow_unsourced(self) -> bool:
+        """Whether a run whose search failed may answer from the model alone."""
+        if self.options.allow_unsourced is None:
+            return self.settings.allow_unsourced
+        return self.options.allow_unsourced
 
     def research_left(self, cap: float = float("inf")) -> float:
         """Timeout for a research call: ``cap`` or less, keeping the synthesis reserve."""

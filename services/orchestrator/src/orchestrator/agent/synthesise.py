@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from orchestrator.agent.fusion import origin_of
 from orchestrator.agent.ports import Checked, Evidence
 from orchestrator.agent.state import RunState
+from orchestrator.errors import RunFailed
 
 EXCERPT_CHARS = 300
 
@@ -22,6 +24,16 @@ def number_sources(evidence: Sequence[Evidence]) -> list[Evidence]:
     return list(seen.values())
 
 
+def with_dates(sources: Sequence[Evidence], state: RunState) -> list[Evidence]:
+    """Sources with the publication date their search result gave, so the model can prefer
+    recent pages and the UI can show dates."""
+    dates = {h.url: h.published for h in state.hits if h.published}
+    return [
+        s if s.published or s.url not in dates else replace(s, published=dates[s.url])
+        for s in sources
+    ]
+
+
 def source_list(sources: Sequence[Evidence]) -> list[dict[str, Any]]:
     """The `sources` event payload: ``[{n, url, title, excerpt, origin}]`` with n = 1..N."""
     return [
@@ -31,6 +43,7 @@ def source_list(sources: Sequence[Evidence]) -> list[dict[str, Any]]:
             "title": s.title,
             "excerpt": _excerpt(s.text),
             "origin": origin_of(s.url),
+            "published": s.published,
         }
         for n, s in enumerate(sources, start=1)
     ]
@@ -47,32 +60,23 @@ async def synthesise(state: RunState, evidence: Sequence[Evidence]) -> tuple[Che
     The stream stops at the question's deadline (with a warning); what was written by then is
     still checked and returned.
     """
-    sources = number_sources(evidence)
+    sources = with_dates(number_sources(evidence), state)
     listed = source_list(sources)
     state.sink.emit("sources", {"sources": listed})
-    parts: list[str] = []
     with state.stage("synthesis", sources=len(sources)) as span:
         stream = state.deps.brain.answer(
             state.question, sources, state.history, timeout=state.deadline.remaining()
         )
-        try:
-            async with asyncio.timeout(state.deadline.remaining()):
-                async for delta in stream:
-                    if delta:
-                        parts.append(delta)
-                        state.sink.emit("answer.delta", {"text": delta})
-        except TimeoutError:
-            state.sink.warn(
-                "budget_exhausted",
-                "The time budget ran out while writing; the answer is cut short.",
-            )
-        finally:
-            # Closing the generator closes the LLM's HTTP stream now, not at garbage collection.
-            if isinstance(stream, AsyncGenerator):
-                await stream.aclose()
-        checked = state.deps.brain.check("".join(parts), sources)
+        text = await stream_answer(state, stream)
+        checked = state.deps.brain.check(text, sources)
         span.set_attribute("ae.cited", len(checked.cited))
         span.set_attribute("ae.removed_citations", len(checked.removed_citations))
+    emit_completed(state, checked)
+    return checked, listed
+
+
+def emit_completed(state: RunState, checked: Checked) -> None:
+    """The `answer.completed` event for a checked answer."""
     state.sink.emit(
         "answer.completed",
         {
@@ -82,4 +86,47 @@ async def synthesise(state: RunState, evidence: Sequence[Evidence]) -> tuple[Che
             "replaced": checked.replaced,
         },
     )
-    return checked, listed
+
+
+async def stream_answer(state: RunState, stream: AsyncIterator[str], prefix: str = "") -> str:
+    """Emit the model's deltas as `answer.delta`s (``prefix`` before the first) and return the
+    whole text.
+
+    The stream stops at the question's deadline (with a warning); what was written by then is
+    kept. A model that sent no visible text at all ends the run with a clear error instead of
+    an empty answer.
+
+    Raises:
+        RunFailed: ``no_answer`` when not one answer token arrived.
+    """
+    parts: list[str] = []
+    timed_out = False
+    try:
+        async with asyncio.timeout(state.deadline.remaining()):
+            async for delta in stream:
+                if not delta:
+                    continue
+                if prefix and not parts:
+                    parts.append(prefix)
+                    state.sink.emit("answer.delta", {"text": prefix})
+                parts.append(delta)
+                state.sink.emit("answer.delta", {"text": delta})
+    except TimeoutError:
+        timed_out = True
+    finally:
+        # Closing the generator closes the LLM's HTTP stream now, not at garbage collection.
+        if isinstance(stream, AsyncGenerator):
+            await stream.aclose()
+    text = "".join(parts)
+    if not text[len(prefix) :].strip():
+        why = "before the time budget ran out" if timed_out else "(an empty reply)"
+        raise RunFailed(
+            "no_answer",
+            f"The model at {state.deps.brain.llm_url} sent no answer {why}; "
+            "try again, or check the LLM server.",
+        )
+    if timed_out:
+        state.sink.warn(
+            "budget_exhausted", "The time budget ran out while writing; the answer is cut short."
+        )
+    return text

@@ -31,6 +31,17 @@ class SearchOptions(BaseModel):
         description="where to search: 'web' (SearXNG), 'local' (the indexed documents) or "
         "both (fused by reciprocal rank fusion); absent: ORCHESTRATOR_SOURCES",
     )
+    allow_unsourced: bool | None = Field(
+        default=None,
+        description="when search is off, down or finds nothing, answer from the model alone "
+        "(labelled, with an answered_without_sources warning); false: end with the error "
+        "instead; absent: ORCHESTRATOR_ALLOW_UNSOURCED",
+    )
+    search_cache: bool | None = Field(
+        default=None,
+        description="false: search afresh instead of using a cached result of the same search "
+        "(ORCHESTRATOR_SEARCH_CACHE_S)",
+    )
 
 
 class SearchRequest(BaseModel):
@@ -56,6 +67,9 @@ class Source(BaseModel):
     excerpt: str
     origin: Literal["web", "local"] = Field(
         default="web", description="web (SearXNG) or local (a document of the corpus)"
+    )
+    published: str = Field(
+        default="", description="publication date as the search backend gave it, if known"
     )
 
 

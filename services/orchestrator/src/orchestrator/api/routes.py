@@ -101,7 +101,13 @@ async def search(
         categories=opts.categories,
         language=opts.language,
         time_range=opts.time_range,
-        sources=tuple(dict.fromkeys(opts.sources or runtime.deps.settings.default_sources())),
+        sources=(
+            runtime.deps.settings.allowed_sources(opts.sources)
+            if opts.sources
+            else runtime.deps.settings.default_sources()
+        ),
+        allow_unsourced=opts.allow_unsourced,
+        search_cache=opts.search_cache,
     )
 
     async def run(sink: EventSink) -> None:

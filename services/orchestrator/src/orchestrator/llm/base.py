@@ -21,6 +21,14 @@ class LLMError(Exception):
         self.url = url
 
 
+class LLMTimeout(LLMError):
+    """The server took longer than its configured limit (``LLM_TIMEOUT_S``, first token, idle).
+
+    A structured call that times out takes its safe default and the run goes on; a streamed
+    answer that times out ends the run with a clear error.
+    """
+
+
 class LLMClient(Protocol):
     """A chat model behind Ollama's native API or an OpenAI-compatible server."""
 

@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeVar
 
 import httpx
 
-from orchestrator.llm.base import LLMError, Message
+from orchestrator.llm.base import LLMError, LLMTimeout, Message
 from orchestrator.llm.think import ThinkFilter, strip_think
 
 logger = logging.getLogger(__name__)
@@ -234,7 +234,7 @@ class HttpChatClient:
         except TimeoutError:
             if timeout < own:
                 raise
-            raise LLMError(
+            raise LLMTimeout(
                 f"the LLM at {url} did not answer within {own:g} s (LLM_TIMEOUT_S)", self.base_url
             ) from None
         except httpx.HTTPError as exc:
@@ -255,7 +255,7 @@ class HttpChatClient:
         except TimeoutError:
             if caller_at <= own_at:
                 raise
-            raise LLMError(f"the LLM at {url} sent no {what}", self.base_url) from None
+            raise LLMTimeout(f"the LLM at {url} sent no {what}", self.base_url) from None
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url) from exc
 
