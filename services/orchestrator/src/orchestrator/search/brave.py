@@ -197,7 +197,7 @@ def parse_results(data: dict[str, Any]) -> list[SearchHit]:
         hits.append(
             SearchHit(
                 url=url,
-                title=" ".join(str(item.get("title") or "").split()),
+                title=" ".join(_strip_tags(str(item.get("title") or "")).split()),
                 snippet=" ".join(_strip_tags(str(item.get("description") or "")).split()),
                 engine_rank=len(hits) + 1,
                 engines=("brave",),
