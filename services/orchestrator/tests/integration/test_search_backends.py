@@ -91,9 +91,9 @@ async def test_merge_mode_fuses_two_instances(world: World) -> None:
     async with (
         FakeSearxng(results_for(world, only)) as a,
         FakeSearxng(results_for(world, other)) as b,
+        stack(world, searxng_url=f"{a.url},{b.url}", search_mode="merge") as s,
     ):
-        async with stack(world, searxng_url=f"{a.url},{b.url}", search_mode="merge") as s:
-            events = await s.ask()
+        events = await s.ask()
     (done,) = of(events, "search.completed")
     assert done["backend"].count("+") == 1
     assert set(of(events, "rank.completed")[0]["urls"]) == {
@@ -148,10 +148,9 @@ async def test_captcha_blocked_engines_are_named_in_a_warning(world: World) -> N
 
 async def test_published_dates_reach_the_prompt_and_the_sources(world: World) -> None:
     async with stack(world) as s:
-        s.searx.results = [
-            searx_result(f"{world.pages_url}/tides", "All about tides", TOPICS["tides"][:80],
-                         published="2026-11-01T00:00:00")  # fmt: skip
-        ]
+        tides = f"{world.pages_url}/tides"
+        published = "2026-11-01T00:00:00"
+        s.searx.results = [searx_result(tides, "t", TOPICS["tides"][:80], published=published)]
         s.llm.queue("judge", judge("sufficient"))
         events = await s.ask()
     (source,) = of(events, "sources")[0]["sources"]
