@@ -24,6 +24,7 @@ EventType = Literal[
     "read.completed",
     "chunks.ranked",
     "sources",
+    "thinking",
     "answer.delta",
     "answer.completed",
     "warning",

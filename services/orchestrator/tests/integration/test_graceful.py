@@ -139,3 +139,24 @@ async def test_an_empty_reply_is_an_error_not_an_empty_answer(world: World) -> N
         events = await s.ask()
     assert [e["code"] for e in of(events, "error")] == ["no_answer"]
     assert status(events) == "error"
+
+
+@pytest.mark.parametrize("wire", ["openai-reasoning_content", "ollama-thinking", "think-tags"])
+async def test_thinking_is_forwarded_but_never_in_the_answer(world: World, wire: str) -> None:
+    provider = "openai" if wire.startswith("openai") else "ollama"
+    async with stack(world, llm_provider=provider) as s:
+        s.llm.queue("judge", judge("sufficient"))
+        thought = "The user wants tides; SECRET-THOUGHT says the Moon matters."
+        if wire == "think-tags":
+            s.llm.queue("synthesis", Say(f"<think>{thought}</think>Tides follow the Moon [1]."))
+        else:
+            s.llm.queue("synthesis", Say("Tides follow the Moon [1].", reasoning=thought.split()))
+        events = await s.ask()
+    thinking = "".join(str(e["text"]) for e in of(events, "thinking"))
+    assert "SECRET-THOUGHT" in thinking
+    deltas = "".join(str(e["text"]) for e in of(events, "answer.delta"))
+    assert "SECRET-THOUGHT" not in deltas
+    assert "SECRET-THOUGHT" not in answer(events)
+    assert answer(events).startswith("Tides follow the Moon")
+    types = [e["type"] for e in events]
+    assert types.index("thinking") < types.index("answer.delta")

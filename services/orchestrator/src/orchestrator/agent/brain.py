@@ -105,7 +105,9 @@ class LLMBrain:
     async def _stream(self, messages: list[Message], timeout: float) -> AsyncGenerator[str]:
         # the semaphore is held until the stream ends or is closed
         async with self._limit:
-            stream = self._llm.stream_chat(messages, timeout=timeout)
+            # Thinking comes along (as Thought deltas): forwarded as `thinking` events, never
+            # part of the answer or the citation check.
+            stream = self._llm.stream_chat(messages, timeout=timeout, thoughts=True)
             try:
                 async for delta in stream:
                     yield delta

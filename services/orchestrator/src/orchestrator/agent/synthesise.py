@@ -11,6 +11,7 @@ from orchestrator.agent.fusion import origin_of
 from orchestrator.agent.ports import Checked, Evidence
 from orchestrator.agent.state import RunState
 from orchestrator.errors import RunFailed
+from orchestrator.llm.think import Thought
 
 EXCERPT_CHARS = 300
 
@@ -105,6 +106,9 @@ async def stream_answer(state: RunState, stream: AsyncIterator[str], prefix: str
         async with asyncio.timeout(state.deadline.remaining()):
             async for delta in stream:
                 if not delta:
+                    continue
+                if isinstance(delta, Thought):
+                    state.sink.emit("thinking", {"text": str(delta)})
                     continue
                 if prefix and not parts:
                     parts.append(prefix)

@@ -40,8 +40,11 @@ class LLMClient(Protocol):
         """Return the raw text of one schema-constrained (where supported) completion."""
         ...
 
-    def stream_chat(self, messages: list[Message], *, timeout: float) -> AsyncIterator[str]:
-        """Yield text deltas of a streamed completion (``<think>`` blocks already removed)."""
+    def stream_chat(
+        self, messages: list[Message], *, timeout: float, thoughts: bool = False
+    ) -> AsyncIterator[str]:
+        """Yield text deltas of a streamed completion (``<think>`` blocks removed; with
+        ``thoughts``, their text comes as ``orchestrator.llm.think.Thought`` deltas)."""
         ...
 
     async def ping(self, *, timeout: float) -> bool:
