@@ -121,6 +121,8 @@ class Settings(BaseServiceSettings):
     llm_max_inflight: int = Field(default=4, ge=1, le=256)
     session_ttl_s: float = Field(default=1800.0, gt=0)
     session_max_chars: int = Field(default=60_000, ge=1000)
+    # Conversation carried into the planner and the answer (questions + answers); oldest first out.
+    history_chars: int = Field(default=48_000, ge=0, le=1_000_000)
     max_sessions: int = Field(default=1000, ge=1)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
     ready_timeout_s: float = Field(default=2.0, gt=0, le=30)

@@ -14,6 +14,7 @@ API_VERSION: Final = "1"
 
 EventType = Literal[
     "run.started",
+    "memory",
     "plan",
     "clarify",
     "search.started",

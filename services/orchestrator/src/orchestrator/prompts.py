@@ -24,12 +24,9 @@ from orchestrator.llm.base import Message
 
 Stage = Literal["snippets", "chunks"]
 
-# Per-source and history caps keep a synthesis prompt of 8 sources + history near 6k tokens,
-# inside the default LLM_NUM_CTX of 8192.
+# The per-source cap keeps 8 sources near 4k tokens; the history is bounded by the agent loop
+# (ORCHESTRATOR_HISTORY_CHARS, oldest turns first out).
 MAX_SOURCE_CHARS = 2000
-HISTORY_TURNS = 3
-HISTORY_QUESTION_CHARS = 300
-HISTORY_ANSWER_CHARS = 600
 
 
 class SourceLike(Protocol):
@@ -134,13 +131,14 @@ def fence_sources(sources: Sequence[SourceLike], boundary: str) -> str:
 
 
 def _fence_history(history: Sequence[TurnLike], boundary: str) -> str:
-    turns = list(history)[-HISTORY_TURNS:]
+    # The whole history given: the agent loop already fitted it to ORCHESTRATOR_HISTORY_CHARS.
+    turns = list(history)
     if not turns:
         return "Earlier conversation: none."
     lines = []
     for turn in turns:
-        lines.append(f"User: {_defang(_clip(turn.question, HISTORY_QUESTION_CHARS))}")
-        lines.append(f"Assistant: {_defang(_clip(turn.answer, HISTORY_ANSWER_CHARS))}")
+        lines.append(f"User: {_defang(turn.question.strip())}")
+        lines.append(f"Assistant: {_defang(turn.answer.strip())}")
     body = "\n".join(lines)
     return (
         f"Earlier conversation (oldest first):\n<<<BEGIN HISTORY {boundary}>>>\n{body}\n"

@@ -10,6 +10,7 @@ from typing import Any
 
 from orchestrator.agent import smalltalk
 from orchestrator.agent.judge import judge_step
+from orchestrator.agent.memory import fit
 from orchestrator.agent.plan import plan_step
 from orchestrator.agent.ports import Evidence
 from orchestrator.agent.read import cancel_and_wait, chunks_step, read_pages
@@ -207,7 +208,8 @@ async def run_question(
     """
     RUN_KEY.set(run_id)  # this task's context: the reader shares its workers fairly by run
     deadline = Deadline(deps.settings.question_budget_s)
-    state = RunState(question, history, options, deps, sink, deadline)
+    memory = fit(history, deps.settings.history_chars)
+    state = RunState(question, memory.kept, options, deps, sink, deadline)
     outcome = RunOutcome()
     start = time.perf_counter()
     sink.emit(
@@ -224,6 +226,8 @@ async def run_question(
             "allow_unsourced": state.allow_unsourced,
         },
     )
+    if history:
+        sink.emit("memory", memory.event())
     with state.stage("run", run_id=run_id) as span:
         try:
             await _run(state, outcome)
