@@ -61,3 +61,52 @@ async def test_two_sessions_at_once_never_see_each_others_history(world: World) 
         mine = "red" if "red follow-up" in prompt or "red tides" in prompt else "blue"
         other = "blue" if mine == "red" else "red"
         assert f"{other} tides question" not in prompt
+
+
+async def test_list_rename_and_delete_sessions(world: World) -> None:
+    async with stack(world) as s:
+        await s.ask("older tides question", session_id="older")
+        await s.ask("newer tides question", session_id="newer")
+        await s.ask("a follow-up on tides", session_id="older")  # "older" is now the newest
+        listed = (await s.client.get("/v1/sessions")).json()
+        paged = (await s.client.get("/v1/sessions", params={"offset": 1, "limit": 1})).json()
+        renamed = await s.client.patch("/v1/sessions/newer", json={"title": "Tides, renamed"})
+        after = (await s.client.get("/v1/sessions")).json()
+        deleted = await s.client.delete("/v1/sessions/older")
+        gone = await s.client.get("/v1/sessions/older")
+        left = (await s.client.get("/v1/sessions")).json()
+        missing = await s.client.patch("/v1/sessions/nope", json={"title": "x"})
+        bad = await s.client.patch("/v1/sessions/newer", json={"title": ""})
+    assert [x["session_id"] for x in listed["sessions"]] == ["older", "newer"]
+    assert listed["total"] == 2
+    first = listed["sessions"][0]
+    assert (first["title"], first["type"], first["turns"]) == ("older tides question", "chat", 2)
+    assert [x["session_id"] for x in paged["sessions"]] == ["newer"]
+    assert renamed.status_code == 200
+    assert renamed.json()["title"] == "Tides, renamed"
+    assert [x["title"] for x in after["sessions"]] == ["older tides question", "Tides, renamed"]
+    assert deleted.status_code == 204
+    assert gone.status_code == 404
+    assert [x["session_id"] for x in left["sessions"]] == ["newer"]
+    assert missing.status_code == 404
+    assert bad.status_code == 422
+    assert bad.headers["content-type"].startswith("application/problem+json")
+
+
+async def test_editing_turn_1_of_3_replaces_turns_2_and_3(world: World) -> None:
+    async with stack(world) as s:
+        for q in ("first tides question", "second tides question", "third tides question"):
+            await s.ask(q, session_id="edit")
+        events = await s.ask("first tides question, edited", session_id="edit", edit_turn=1)
+        session = (await s.client.get("/v1/sessions/edit")).json()
+        too_far = await s.client.post(
+            "/v1/search", json={"query": "q", "session_id": "edit", "edit_turn": 5}
+        )
+    assert status(events) == "answered"
+    assert not of(events, "memory")  # turn 1 re-asked: no earlier turns carried
+    plan = s.llm.calls_of("plan")[-1]
+    prompt = "\n".join(m["content"] for m in plan.body["messages"])
+    assert "second tides question" not in prompt
+    assert [t["question"] for t in session["turns"]] == ["first tides question, edited"]
+    assert too_far.status_code == 422
+    assert "1 to 1" in too_far.json()["detail"]

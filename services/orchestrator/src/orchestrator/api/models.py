@@ -56,6 +56,13 @@ class SearchRequest(BaseModel):
         description="continue this conversation (created on first use); omitted: a new one",
     )
     options: SearchOptions = Field(default_factory=SearchOptions)
+    edit_turn: int | None = Field(
+        default=None,
+        ge=1,
+        le=10_000,
+        description="edit and regenerate: ask this (1-based) turn of session_id again with "
+        "`query`; the turns after it are replaced by the new answer",
+    )
 
 
 class Source(BaseModel):
@@ -120,9 +127,39 @@ class SessionView(BaseModel):
     """GET /v1/sessions/{id}."""
 
     session_id: str
+    title: str = Field(description="the rename, else the first question")
+    type: Literal["chat", "research"] = "chat"
     created: float
     updated: float
     turns: list[SessionTurn]
+
+
+class SessionSummary(BaseModel):
+    """One session in GET /v1/sessions."""
+
+    session_id: str
+    title: str
+    type: Literal["chat", "research"] = "chat"
+    created: float
+    updated: float
+    turns: int = Field(description="number of turns")
+
+
+class SessionPage(BaseModel):
+    """GET /v1/sessions: newest first."""
+
+    sessions: list[SessionSummary]
+    total: int
+    offset: int
+    limit: int
+
+
+class SessionPatch(BaseModel):
+    """PATCH /v1/sessions/{id}."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(min_length=1, max_length=200, description="the session's new title")
 
 
 class Problem(BaseModel):
