@@ -140,11 +140,22 @@ class Settings(BaseServiceSettings):
     # Corpus hits asked for per search round.
     corpus_top_k: int = Field(default=10, ge=1, le=50)
 
+    # --- persistence (ORCHESTRATOR_DATA_DIR) ---
+    # Where sessions are stored (SQLite, migrated at start); empty keeps them in memory only.
+    data_dir: str = ""
+
     # --- degradation (ORCHESTRATOR_WEB_SEARCH, ORCHESTRATOR_ALLOW_UNSOURCED) ---
     # Web search is an explicit choice: "off" sends nothing to any search engine.
     web_search: Literal["on", "off"] = "on"
     # Answer from the model alone, clearly labelled, when search is off, down or finds nothing.
     allow_unsourced: bool = True
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute_data_dir(cls, value: str) -> str:
+        if value and not Path(value).is_absolute():
+            raise ValueError("ORCHESTRATOR_DATA_DIR must be an absolute path")
+        return os.path.normpath(value) if value else value
 
     @field_validator("corpus_dir")
     @classmethod

@@ -4,6 +4,7 @@ the history budget, two sessions at once, listing, renaming, deleting, editing a
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -110,3 +111,27 @@ async def test_editing_turn_1_of_3_replaces_turns_2_and_3(world: World) -> None:
     assert [t["question"] for t in session["turns"]] == ["first tides question, edited"]
     assert too_far.status_code == 422
     assert "1 to 1" in too_far.json()["detail"]
+
+
+async def test_a_conversation_survives_an_orchestrator_restart(
+    world: World, tmp_path: Path
+) -> None:
+    data = str(tmp_path / "data")
+    async with stack(world, data_dir=data) as s:
+        await s.ask("persistent tides question", session_id="kept")
+        await s.client.patch("/v1/sessions/kept", json={"title": "Kept"})
+    async with stack(world, data_dir=data) as s:  # a new process's worth of state
+        listed = (await s.client.get("/v1/sessions")).json()
+        before = (await s.client.get("/v1/sessions/kept")).json()
+        events = await s.ask("and the follow-up?", session_id="kept")
+        after = (await s.client.get("/v1/sessions/kept")).json()
+    assert [(x["session_id"], x["title"]) for x in listed["sessions"]] == [("kept", "Kept")]
+    assert [t["question"] for t in before["turns"]] == ["persistent tides question"]
+    assert of(events, "memory")[0]["kept"] == 1
+    plan = s.llm.calls_of("plan")[-1]
+    assert "persistent tides question" in "\n".join(m["content"] for m in plan.body["messages"])
+    assert [t["question"] for t in after["turns"]] == [
+        "persistent tides question",
+        "and the follow-up?",
+    ]
+    assert after["turns"][0]["sources"] == before["turns"][0]["sources"]

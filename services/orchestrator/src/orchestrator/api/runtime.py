@@ -27,7 +27,8 @@ from orchestrator.search.brave import BraveClient
 from orchestrator.search.cache import SearchCache
 from orchestrator.search.ratelimit import BackendRates
 from orchestrator.search.service import Backend, SearchService
-from orchestrator.sessions import SessionStore
+from orchestrator.sessions import SessionDB, SessionStore
+from orchestrator.store.session_db import SqliteSessionDB
 
 # Corpus documents (GetDocument) and extraction requests can be megabytes; gRPC's client
 # default of 4 MiB would refuse them. The servers accept 64 MiB.
@@ -81,12 +82,13 @@ class Runtime:
 RuntimeFactory = Callable[[Settings], AbstractAsyncContextManager[Runtime]]
 
 
-def session_store(settings: Settings) -> SessionStore:
-    """The session store sized by ``settings``."""
+def session_store(settings: Settings, db: SessionDB | None = None) -> SessionStore:
+    """The session store sized by ``settings`` (over ``db`` when sessions are persisted)."""
     return SessionStore(
         ttl_s=settings.session_ttl_s,
         max_chars=settings.session_max_chars,
         max_sessions=settings.max_sessions,
+        db=db,
     )
 
 
@@ -165,6 +167,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         ranker_ch = calls.channel(settings.ranker_addr, _CHANNEL_OPTIONS)
         background: asyncio.Task[None] | None = None
         service: CorpusService | None = None
+        db = await SqliteSessionDB.open(settings.data_dir) if settings.data_dir else None
         try:
             reader = ReaderClient(
                 reader_ch,
@@ -195,7 +198,8 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             if settings.corpus_dir:
                 background = asyncio.create_task(service.run_background())
             channels = {"reader": reconnecting(reader_ch), "ranker": reconnecting(ranker_ch)}
-            yield Runtime(deps, session_store(settings), probes, service, channels, searcher)
+            sessions = session_store(settings, db)
+            yield Runtime(deps, sessions, probes, service, channels, searcher)
         finally:
             if background is not None:
                 background.cancel()
@@ -204,3 +208,5 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 await service.aclose()
             await reader_ch.close()
             await ranker_ch.close()
+            if db is not None:
+                await db.close()

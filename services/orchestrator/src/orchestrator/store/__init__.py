@@ -1,0 +1,1 @@
+"""The orchestrator's embedded SQLite storage (under ``ORCHESTRATOR_DATA_DIR``)."""
