@@ -224,6 +224,9 @@ def main() -> None:
     searx_state = _searxng_state(searx_url) if searx_url else ""
     corpus, corpus_banner = corpus_env(ROOT, data_dir, searx_state == "reachable")
     env = {**choice.env, **corpus}
+    # Conversations survive a restart of `make run` (SQLite under the data dir).
+    sessions = os.environ.get("ORCHESTRATOR_DATA_DIR", str(data_dir.resolve() / "orchestrator"))
+    env["ORCHESTRATOR_DATA_DIR"] = sessions
     ranker_env = {"RANKER_DATA_DIR": os.environ.get("RANKER_DATA_DIR", str(data_dir / "ranker"))}
     py = sys.executable
     services += [

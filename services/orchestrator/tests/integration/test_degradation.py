@@ -8,6 +8,8 @@ import asyncio
 import httpx
 import pytest
 import uvicorn
+from ranker.config import Settings as RankerSettings
+from ranker.server import build_server as build_ranker
 
 from services.orchestrator.tests.fakes._http import Request, Response, TinyHTTPServer
 from services.orchestrator.tests.fakes.fake_llm import Hang, Say
@@ -179,3 +181,32 @@ async def test_hanging_llm_ends_in_an_error_naming_it(world: World) -> None:
     (error,) = of(events, "error")
     assert error["code"] == "llm_unavailable"
     assert s.llm.url in error["message"]
+
+
+async def test_a_restarted_ranker_is_used_again_and_readyz_says_while_it_reconnects(
+    world: World,
+) -> None:
+    port = free_port()
+    ranker = build_ranker(RankerSettings(port=port))
+    await ranker.start()
+    async with stack(world, ranker_addr=f"127.0.0.1:{port}") as s:
+        s.llm.queue("judge", judge("sufficient"))
+        before = await s.ask()
+        await ranker.stop(0)
+        down = (await s.client.get("/readyz")).json()
+        ranker = build_ranker(RankerSettings(port=port))
+        await ranker.start()
+        try:
+            # the channel retries within a second; poll readiness rather than assert a time
+            async with asyncio.timeout(15):
+                while (ready := (await s.client.get("/readyz")).json())["down"]:  # noqa: ASYNC110
+                    await asyncio.sleep(0.1)
+            s.llm.queue("judge", judge("sufficient"))
+            after = await s.ask()
+        finally:
+            await ranker.stop(0)
+    assert of(before, "rank.completed")[0]["ranked_by"] == "ranker"
+    assert "ranker" in down["down"]
+    assert down["reconnecting"] == ["ranker"]
+    assert ready["reconnecting"] == []
+    assert of(after, "rank.completed")[0]["ranked_by"] == "ranker"

@@ -43,8 +43,8 @@ class Settings(BaseServiceSettings):
     # Hostile PDFs: pages extracted per PDF, and time per PDF (the rest is cut, text kept).
     pdf_max_pages: int = Field(default=100, ge=1, le=100_000)
     pdf_timeout_s: float = Field(default=3.0, gt=0, le=120)
-    # A worker that spent this long on one page is replaced (it keeps the page's memory).
-    recycle_after_s: float = Field(default=2.0, ge=0, le=600)
+    # A worker above this resident memory after a page is replaced (it keeps the page's memory).
+    recycle_rss_mb: int = Field(default=250, ge=0, le=65536)
     cache_enabled: bool = True
     cache_ttl_s: float = Field(default=600.0, ge=0)
     cache_size: int = Field(default=256, ge=1, le=100_000)

@@ -7,9 +7,9 @@ killed and replaced; the rest of the pool keeps serving. Admission is bounded: b
 One hostile page must not starve everyone (measured: two PDF bombs in flight made every other
 question's reads wait ~8 s on a pool of 2). So a free worker goes to the waiting job whose
 ``key`` (one question) has the fewest jobs running, not to the oldest job; "heavy" jobs (PDFs)
-may hold at most ``workers - 1`` workers, so light pages always find one; and a worker that ran
-a job for longer than ``recycle_after_s`` is replaced, because lxml and pypdf keep the memory
-of a hostile page (~300 MB after one 2 MB page).
+may hold at most ``workers - 1`` workers, so light pages always find one; and a worker whose
+resident memory grew past ``recycle_rss_mb`` is replaced after its job, because lxml and pypdf
+keep the memory of a hostile page (~300 MB after one 2 MB page; ~60 MB when warm).
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Any
 
 from reader.errors import ExtractionFailed, ExtractionTimeout, Overloaded, PoolClosed, WorkerCrashed
@@ -36,6 +38,8 @@ _CTX = multiprocessing.get_context("spawn")
 WARM_UP_TIMEOUT_S = 60.0
 # Tries (with 1, 2, 4... s pauses) to start a replacement worker before the pool runs short.
 _REPLACE_ATTEMPTS = 5
+# Memory page size, for reading a worker's resident set from /proc.
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 # How long a retiring worker may take to exit before it is killed.
 _EXIT_GRACE_S = 1.0
 
@@ -69,7 +73,6 @@ class _Worker:
     # The job it runs now: whose (fairness key) and whether heavy.
     key: str = ""
     heavy: bool = False
-    started: float = 0.0
 
     def roundtrip(self, job: Any) -> tuple[str, Any]:
         """Send one job and block until its reply (runs in a thread)."""
@@ -92,6 +95,15 @@ class _Worker:
         self.kill()
 
 
+def rss_mb(worker: _Worker) -> int:
+    """The worker's resident memory in MiB (0 where /proc cannot tell)."""
+    try:
+        pages = int(Path(f"/proc/{worker.process.pid}/statm").read_bytes().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return pages * _PAGE_BYTES // (1024 * 1024)
+
+
 class ExtractorPool:
     """``workers`` processes running ``fn``; each job limited to ``timeout_s``.
 
@@ -102,7 +114,8 @@ class ExtractorPool:
         queue_size: jobs allowed to wait for a worker; more raise :class:`Overloaded`.
         warm_job: a job run once in each new worker before it takes real work.
         max_jobs: recycle a worker after this many jobs (0: never); bounds memory growth.
-        recycle_after_s: recycle a worker after one job that ran this long (0: never).
+        recycle_rss_mb: recycle a worker whose resident memory is above this after a job
+            (0: never; Linux only, read from /proc).
     """
 
     def __init__(
@@ -114,7 +127,7 @@ class ExtractorPool:
         queue_size: int,
         warm_job: Any = None,
         max_jobs: int = 0,
-        recycle_after_s: float = 0.0,
+        recycle_rss_mb: int = 0,
     ) -> None:
         self._fn = fn
         self._size = workers
@@ -122,7 +135,7 @@ class ExtractorPool:
         self._capacity = workers + queue_size
         self._warm_job = warm_job
         self._max_jobs = max_jobs
-        self._recycle_after_s = recycle_after_s
+        self._recycle_rss_mb = recycle_rss_mb
         self._idle: list[_Worker] = []
         self._fair = FairQueue(heavy_cap=max(1, workers - 1))
         self._all: set[_Worker] = set()
@@ -177,7 +190,6 @@ class ExtractorPool:
                 return
             worker = self._idle.pop()
             worker.key, worker.heavy = waiter.key, waiter.heavy
-            worker.started = asyncio.get_running_loop().time()
             self._fair.started(waiter.key, heavy=waiter.heavy)
             waiter.future.set_result(worker)
 
@@ -281,15 +293,14 @@ class ExtractorPool:
     def _release(self, worker: _Worker, *, healthy: bool, counted: bool = True) -> None:
         """Return a worker after a job: back to idle, recycled, or killed and replaced."""
         self._fair.finished(worker.key, heavy=worker.heavy)
-        ran = asyncio.get_running_loop().time() - worker.started
         worker.jobs += counted
         if not healthy or self._closed:
             self._replace(worker, kill=True)
         elif self._max_jobs and worker.jobs >= self._max_jobs:
             self._replace(worker, kill=False)
-        elif counted and self._recycle_after_s and ran >= self._recycle_after_s:
+        elif counted and self._recycle_rss_mb and (rss := rss_mb(worker)) > self._recycle_rss_mb:
             logger.info("recycling an extraction worker after a heavy page",
-                        extra={"ran_s": round(ran, 3)})  # fmt: skip
+                        extra={"rss_mb": rss})  # fmt: skip
             self._replace(worker, kill=False)
         else:
             self._idle.append(worker)

@@ -72,3 +72,17 @@ async def test_pool_serves_a_second_question_before_the_firsts_backlog() -> None
         assert done.index("b0") < done.index("a2")
     finally:
         await pool.close()
+
+
+async def test_a_worker_left_big_by_a_page_is_replaced() -> None:
+    # Every process is above 1 MiB: each job's worker is recycled; warm ones (limit 0) are kept.
+    pool = ExtractorPool(time.sleep, workers=1, timeout_s=5, queue_size=1, warm_job=0,
+                         recycle_rss_mb=1)  # fmt: skip
+    await pool.start()
+    try:
+        (first,) = pool._all
+        assert await pool.run(0) is None
+        assert first not in pool._all  # retired, a replacement is starting
+        assert await pool.run(0) is None  # served by the replacement
+    finally:
+        await pool.close()
