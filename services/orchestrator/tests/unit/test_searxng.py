@@ -76,7 +76,7 @@ async def test_403_says_json_output_is_disabled(http: httpx.AsyncClient) -> None
     assert "JSON output is disabled" in message
     # the exact settings.yml lines to add
     assert "search:\n  formats:\n    - html\n    - json" in message
-    assert "search.formats" in message
+    assert "settings.yml" in message
     assert sx.url in message
     assert len(sx.searches) == 1  # no retry on 4xx
 
