@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from orchestrator.agent.ports import Evidence
+from orchestrator.agent.domain import Evidence
 from orchestrator.sessions import Turn
 
 ZEPHYRINE = (

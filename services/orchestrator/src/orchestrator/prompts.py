@@ -24,9 +24,10 @@ from orchestrator.llm.base import Message
 
 Stage = Literal["snippets", "chunks"]
 
-# The per-source cap keeps 8 sources near 4k tokens; the history is bounded by the agent loop
-# (ORCHESTRATOR_HISTORY_CHARS, oldest turns first out).
-MAX_SOURCE_CHARS = 2000
+# The evidence is sized in tokens before it gets here (agent/evidence.py, the evidence
+# budget); this per-source cap is only a backstop against a runaway source. The history is
+# bounded by the agent loop (ORCHESTRATOR_HISTORY_CHARS, oldest turns first out).
+MAX_SOURCE_CHARS = 8000
 
 
 class SourceLike(Protocol):

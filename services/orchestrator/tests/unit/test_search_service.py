@@ -10,8 +10,8 @@ from datetime import date
 import httpx
 import pytest
 from orchestrator.agent import smalltalk
+from orchestrator.agent.domain import ErrorKind, SearchFailed, SearchHit, SearchResponse
 from orchestrator.agent.routing import Route, route
-from orchestrator.clients.searxng_types import ErrorKind, SearchHit, SearchResponse, SearxngError
 from orchestrator.search.brave import parse_quota, parse_results
 from orchestrator.search.cache import SearchCache
 from orchestrator.search.ratelimit import BackendRates, RateLimited
@@ -36,7 +36,7 @@ class Engine:
     ) -> SearchResponse:
         self.asked += 1
         if self.kind is not None:
-            raise SearxngError(f"failed: {self.kind}", "http://x.test", self.kind)
+            raise SearchFailed(f"failed: {self.kind}", "http://x.test", self.kind)
         return SearchResponse([SearchHit(u, u, "", i + 1) for i, u in enumerate(self.urls)])
 
     async def ping(self, *, timeout: float) -> bool:
@@ -57,7 +57,7 @@ async def test_every_backend_failing_names_each() -> None:
     service = SearchService(
         [Backend("one", Engine(kind="unreachable")), Backend("two", Engine(kind="timeout"))]
     )
-    with pytest.raises(SearxngError) as err:
+    with pytest.raises(SearchFailed) as err:
         await service.search("q")
     assert "failed: unreachable" in str(err.value)
     assert "failed: timeout" in str(err.value)

@@ -11,7 +11,8 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
-from orchestrator.agent.ports import Checked, Decision, Evidence
+from orchestrator.agent.domain import Evidence
+from orchestrator.agent.ports import Checked, Decision
 from orchestrator.citations import check_citations
 from orchestrator.config import Settings
 from orchestrator.llm.base import LLMClient, LLMTimeout, Message

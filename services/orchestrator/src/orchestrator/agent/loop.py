@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.agent import smalltalk
+from orchestrator.agent.domain import Evidence
 from orchestrator.agent.judge import judge_step
 from orchestrator.agent.memory import fit
 from orchestrator.agent.plan import plan_step
-from orchestrator.agent.ports import Evidence
 from orchestrator.agent.read import cancel_and_wait, chunks_step, read_pages
 from orchestrator.agent.search import rank_step, search_step
 from orchestrator.agent.state import Deps, RunOptions, RunState
@@ -54,6 +54,7 @@ async def _read_and_rank(state: RunState, urls: list[str], *, speculative: bool)
 async def _research(state: RunState, query: str) -> list[Evidence]:
     """Steps 2-8: search rounds until the judge is satisfied or the rounds run out."""
     queries = [query]
+    state.add_queries([state.question, query])
     top = state.settings.top_urls
     while True:
         state.rounds += 1
@@ -119,6 +120,7 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
             )
             return state.chunk_evidence()
         queries = verdict.gap_queries
+        state.add_queries(queries)
 
 
 def _history_evidence(history: list[Turn], limit: int) -> list[Evidence]:
@@ -128,8 +130,9 @@ def _history_evidence(history: list[Turn], limit: int) -> list[Evidence]:
         for src in turn.sources:
             url = str(src["url"])
             if url not in evidence:
+                parts = tuple(str(p) for p in src.get("passages") or [src.get("excerpt", "")])
                 evidence[url] = Evidence(
-                    url, str(src.get("title", "")), str(src.get("excerpt", ""))
+                    url, str(src.get("title", "")), "\n\n".join(parts), "history", parts
                 )
     return list(evidence.values())[:limit]
 
@@ -208,7 +211,7 @@ async def run_question(
     """
     RUN_KEY.set(run_id)  # this task's context: the reader shares its workers fairly by run
     deadline = Deadline(deps.settings.question_budget_s)
-    memory = fit(history, deps.settings.history_chars)
+    memory = fit(history, deps.settings.history_budget_chars())
     state = RunState(question, memory.kept, options, deps, sink, deadline)
     outcome = RunOutcome()
     start = time.perf_counter()

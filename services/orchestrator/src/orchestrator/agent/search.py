@@ -7,12 +7,16 @@ import logging
 import time
 from collections.abc import Sequence
 
+from orchestrator.agent.domain import (
+    CorpusError,
+    RankerUnavailable,
+    SearchFailed,
+    SearchHit,
+    SearchResponse,
+)
 from orchestrator.agent.fusion import rrf
 from orchestrator.agent.routing import Route, route
 from orchestrator.agent.state import RunState
-from orchestrator.clients.corpus import CorpusError
-from orchestrator.clients.ranker import RankerUnavailable
-from orchestrator.clients.searxng_types import SearchHit, SearchResponse, SearxngError
 from orchestrator.errors import RunFailed
 
 logger = logging.getLogger(__name__)
@@ -25,7 +29,7 @@ def _route(state: RunState) -> Route:
     return Route(opts.categories or picked.category, opts.time_range or picked.time_range)
 
 
-async def _one(state: RunState, query: str) -> SearchResponse | SearxngError:
+async def _one(state: RunState, query: str) -> SearchResponse | SearchFailed:
     start = time.perf_counter()
     opts = state.options
     where = _route(state)
@@ -36,11 +40,11 @@ async def _one(state: RunState, query: str) -> SearchResponse | SearxngError:
                 # The routed category or time range found nothing: ask as the user asked.
                 where = Route(opts.categories, opts.time_range)
                 response = await _search(state, query, where)
-    except SearxngError as err:
+    except SearchFailed as err:
         logger.warning("search failed", extra={"round": state.rounds, "error": str(err)})
         return err
     except TimeoutError:
-        return SearxngError(
+        return SearchFailed(
             "The search did not answer within the question's time budget.", "", "timeout"
         )
     state.sink.emit(
@@ -104,11 +108,11 @@ async def _local(state: RunState, query: str) -> list[SearchHit] | CorpusError:
     return found
 
 
-Outcome = SearchResponse | SearxngError | list[SearchHit] | CorpusError
+Outcome = SearchResponse | SearchFailed | list[SearchHit] | CorpusError
 
 
 def _warn_failures(state: RunState, outcomes: list[Outcome]) -> None:
-    web_errors = [o for o in outcomes if isinstance(o, SearxngError)]
+    web_errors = [o for o in outcomes if isinstance(o, SearchFailed)]
     local_errors = [o for o in outcomes if isinstance(o, CorpusError)]
     if web_errors:
         state.sink.warn("search_partial", f"Some searches failed: {web_errors[0]}")
@@ -160,7 +164,7 @@ async def search_step(state: RunState, queries: Sequence[str]) -> list[SearchHit
                     per_query.append(tg.create_task(search(state, query)))
                 tasks.append(per_query)
         outcomes = [t.result() for per_query in tasks for t in per_query]
-        failed = [o for o in outcomes if isinstance(o, SearxngError | CorpusError)]
+        failed = [o for o in outcomes if isinstance(o, SearchFailed | CorpusError)]
         if len(failed) == len(outcomes):
             raise RunFailed("search_unavailable", str(failed[0]))
         _warn_failures(state, outcomes)

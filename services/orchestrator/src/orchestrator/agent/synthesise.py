@@ -7,8 +7,9 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any
 
+from orchestrator.agent.domain import Evidence
 from orchestrator.agent.fusion import origin_of
-from orchestrator.agent.ports import Checked, Evidence
+from orchestrator.agent.ports import Checked
 from orchestrator.agent.state import RunState
 from orchestrator.errors import RunFailed
 from orchestrator.llm.think import Thought
@@ -36,7 +37,8 @@ def with_dates(sources: Sequence[Evidence], state: RunState) -> list[Evidence]:
 
 
 def source_list(sources: Sequence[Evidence]) -> list[dict[str, Any]]:
-    """The `sources` event payload: ``[{n, url, title, excerpt, origin}]`` with n = 1..N."""
+    """The `sources` event payload: ``[{n, url, title, excerpt, origin, passages}]``, n = 1..N;
+    ``passages`` are the texts the model saw for the source."""
     return [
         {
             "n": n,
@@ -45,6 +47,7 @@ def source_list(sources: Sequence[Evidence]) -> list[dict[str, Any]]:
             "excerpt": _excerpt(s.text),
             "origin": origin_of(s.url),
             "published": s.published,
+            "passages": list(s.parts),
         }
         for n, s in enumerate(sources, start=1)
     ]

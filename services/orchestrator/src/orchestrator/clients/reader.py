@@ -1,4 +1,5 @@
-"""gRPC client for quarry.v1.Reader: one long-lived channel, per-call timeouts, one retry."""
+"""The reader adapter (agent port Reader): quarry.v1.Reader over one long-lived channel,
+per-call timeouts, one retry."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ import asyncio
 import logging
 import time
 from contextvars import ContextVar
-from dataclasses import dataclass
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from quarry.v1 import reader_pb2, reader_pb2_grpc
+
+from orchestrator.agent.domain import PageRead, ReaderUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -30,34 +32,6 @@ RUN_KEY_HEADER = "x-quarry-run"
 def _run_metadata() -> tuple[tuple[str, str], ...] | None:
     key = RUN_KEY.get()
     return ((RUN_KEY_HEADER, key),) if key else None
-
-
-class ReaderUnavailable(Exception):
-    """The reader cannot be reached or does not serve Read; ``code`` is the gRPC status."""
-
-    def __init__(self, code: str) -> None:
-        super().__init__(f"reader unavailable ({code})")
-        self.code = code
-
-
-@dataclass(frozen=True)
-class PageRead:
-    """The outcome of reading one URL; ``status`` is a ReadResponse.Status name."""
-
-    url: str
-    status: str
-    title: str = ""
-    markdown: str = ""
-    final_url: str = ""
-    cached: bool = False
-    error: str = ""
-    ms: int = 0
-    attempts: int = 1
-
-    @property
-    def usable(self) -> bool:
-        """True when the page gave text worth ranking (EMPTY pages are skipped)."""
-        return self.status == "OK" and bool(self.markdown.strip())
 
 
 class ReaderClient:

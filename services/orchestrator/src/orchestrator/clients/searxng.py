@@ -9,12 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from orchestrator.clients.searxng_types import (
-    ErrorKind,
-    SearchHit,
-    SearchResponse,
-    SearxngError,
-)
+from orchestrator.agent.domain import ErrorKind, SearchFailed, SearchHit, SearchResponse
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +23,10 @@ RATE_LIMITED = (
     "instance, turn the limiter off in settings.yml:\n"
     "server:\n  limiter: false"
 )
+
+
+class SearxngError(SearchFailed):
+    """SearXNG could not be reached or refused; the message is safe to show the user."""
 
 
 class SearxngClient:

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from orchestrator.clients.searxng_types import ErrorKind, SearchHit, SearchResponse, SearxngError
+from orchestrator.agent.domain import ErrorKind, SearchFailed, SearchHit, SearchResponse
 
 logger = logging.getLogger(__name__)
 
@@ -100,11 +100,11 @@ class BraveClient:
         """One page of web results in Brave's order.
 
         Raises:
-            SearxngError: no key, a refused key, a spent quota (kind ``rate_limited``, with the
+            SearchFailed: no key, a refused key, a spent quota (kind ``rate_limited``, with the
                 wait), an unreachable or slow API; the message says what to do.
         """
         if not self._key:
-            raise SearxngError(NO_KEY, self.base_url, "config")
+            raise SearchFailed(NO_KEY, self.base_url, "config")
         params: dict[str, str | int] = {"q": query, "count": COUNT}
         if time_range in _FRESHNESS:
             params["freshness"] = _FRESHNESS[time_range]
@@ -116,13 +116,13 @@ class BraveClient:
             async with asyncio.timeout(self._timeout):
                 resp = await self._http.get(url, params=params, headers=headers)
         except TimeoutError:
-            raise SearxngError(
+            raise SearchFailed(
                 f"The Brave Search API did not answer within {self._timeout:g} s.",
                 self.base_url,
                 "timeout",
             ) from None
         except httpx.HTTPError as exc:
-            raise SearxngError(
+            raise SearchFailed(
                 f"Cannot reach the Brave Search API at {self.base_url} ({type(exc).__name__}).",
                 self.base_url,
                 "unreachable",
@@ -134,7 +134,7 @@ class BraveClient:
         except ValueError:
             data = None
         if not isinstance(data, dict):
-            raise SearxngError("The Brave Search API answered with invalid JSON.", self.base_url)
+            raise SearchFailed("The Brave Search API answered with invalid JSON.", self.base_url)
         quota = self.quota.as_dict() if self.quota else {}
         return SearchResponse(hits=parse_results(data), backend=self.name, quota=quota)
 
@@ -143,7 +143,7 @@ class BraveClient:
         if status < 400:
             return
         if status in (401, 403):
-            raise SearxngError(
+            raise SearchFailed(
                 f"The Brave Search API refused the key (HTTP {status}): check BRAVE_API_KEY, "
                 "and that its plan includes web search.",
                 self.base_url,
@@ -152,13 +152,13 @@ class BraveClient:
         if status == 429:
             raise self._rate_limited()
         kind: ErrorKind = "unreachable" if status >= 500 else "bad_reply"
-        raise SearxngError(f"The Brave Search API answered HTTP {status}.", self.base_url, kind)
+        raise SearchFailed(f"The Brave Search API answered HTTP {status}.", self.base_url, kind)
 
-    def _rate_limited(self) -> SearxngError:
+    def _rate_limited(self) -> SearchFailed:
         quota = self.quota
         if quota is not None and quota.remaining_month <= 0:
             days = quota.reset_month_s / 86400
-            return SearxngError(
+            return SearchFailed(
                 f"The Brave Search API's monthly quota of {quota.limit_month} requests is spent; "
                 f"it renews in {days:.1f} days. Upgrade the plan or use SearXNG "
                 "(ORCHESTRATOR_SEARCH_BACKENDS).",
@@ -167,7 +167,7 @@ class BraveClient:
                 retry_after_s=float(quota.reset_month_s),
             )
         per_s = quota.limit_s if quota is not None else 1
-        return SearxngError(
+        return SearchFailed(
             f"The Brave Search API's rate limit ({per_s} per second) was hit; lower "
             "BRAVE_RATE_LIMIT to match the plan.",
             self.base_url,

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
 
-from orchestrator.clients.searxng_types import SearchResponse
+from orchestrator.agent.domain import SearchResponse
 
 Key = tuple[str, ...]
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
+from orchestrator.agent.domain import SearchFailed, SearchResponse
 from orchestrator.agent.fusion import rrf
-from orchestrator.clients.searxng_types import SearchResponse, SearxngError
 from orchestrator.search.cache import SearchCache
 from orchestrator.search.ratelimit import BackendRates, RateLimited
 
@@ -94,10 +94,10 @@ class SearchService:
         """Results for ``query`` from the backends (or the cache, unless ``cache`` is False).
 
         Raises:
-            SearxngError: every backend failed; the message names each and what to do.
+            SearchFailed: every backend failed; the message names each and what to do.
         """
         if not self.backends:
-            raise SearxngError(
+            raise SearchFailed(
                 "No search backend is configured: set SEARXNG_URL (or BRAVE_API_KEY with "
                 "ORCHESTRATOR_SEARCH_BACKENDS=brave).",
                 "",
@@ -116,13 +116,13 @@ class SearchService:
         return response
 
     async def _failover(self, args: Args) -> SearchResponse:
-        errors: list[SearxngError] = []
+        errors: list[SearchFailed] = []
         awake = [b for b in self.backends if b.resting_until <= time.monotonic()]
         # All resting: asking the one that wakes first beats answering nothing at all.
         for backend in awake or sorted(self.backends, key=lambda b: b.resting_until)[:1]:
             try:
                 return await self._ask(backend, args)
-            except SearxngError as err:
+            except SearchFailed as err:
                 errors.append(err)
         raise _combined(errors)
 
@@ -133,7 +133,7 @@ class SearchService:
         outcomes = [t.result() for t in tasks]
         answers = [o for o in outcomes if isinstance(o, SearchResponse)]
         if not answers:
-            raise _combined([o for o in outcomes if isinstance(o, SearxngError)])
+            raise _combined([o for o in outcomes if isinstance(o, SearchFailed)])
         hits = rrf([a.hits for a in answers]) if len(answers) > 1 else answers[0].hits
         return SearchResponse(
             hits=hits,
@@ -144,10 +144,10 @@ class SearchService:
             quota={k: v for a in answers for k, v in a.quota.items()},
         )
 
-    async def _try(self, backend: Backend, args: Args) -> SearchResponse | SearxngError:
+    async def _try(self, backend: Backend, args: Args) -> SearchResponse | SearchFailed:
         try:
             return await self._ask(backend, args)
-        except SearxngError as err:
+        except SearchFailed as err:
             return err
 
     async def _ask(self, backend: Backend, args: Args) -> SearchResponse:
@@ -160,8 +160,8 @@ class SearchService:
                     query, categories=categories, language=language, time_range=time_range
                 )
             except RateLimited as err:
-                raise SearxngError(str(err), backend.name, "rate_limited") from None
-            except SearxngError as err:
+                raise SearchFailed(str(err), backend.name, "rate_limited") from None
+            except SearchFailed as err:
                 if err.kind == "rate_limited":
                     rest = err.retry_after_s or self._backoff_s
                     backend.resting_until = time.monotonic() + min(rest, 86400.0)
@@ -198,8 +198,8 @@ class SearchService:
         return any(t.result() for t in tasks)
 
 
-def _combined(errors: list[SearxngError]) -> SearxngError:
+def _combined(errors: list[SearchFailed]) -> SearchFailed:
     if len(errors) == 1:
         return errors[0]
     message = "Every search backend failed: " + " | ".join(str(e) for e in errors)
-    return SearxngError(message, errors[0].url if errors else "", errors[0].kind)
+    return SearchFailed(message, errors[0].url if errors else "", errors[0].kind)
