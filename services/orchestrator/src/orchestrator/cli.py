@@ -1,9 +1,9 @@
 """The `quarry` command line: ask questions (and index local documents) through the HTTP API.
 
 Progress goes to stderr, the answer streams to stdout, then the numbered sources (each marked
-web or local). Exit status: 0 answered (or indexed), 1 the run failed (an `error` event or a
-server error), 2 bad usage, 3 the engine asked a clarifying question (printed on stdout), 4 the
-API could not be reached.
+web or local). Exit status: 0 answered (or indexed, or researched), 1 the run failed (an `error`
+event or a server error), 2 bad usage, 3 the engine asked a clarifying question (printed on
+stdout), 4 the API could not be reached, 5 a research run was cancelled (`quarry research`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 import httpx
 
-from orchestrator import cli_index
+from orchestrator import cli_index, cli_research
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -91,7 +91,9 @@ class Run:
 
 
 def _on_event(kind: str, data: dict[str, Any], run: Run, progress: Progress, out: TextIO) -> None:
-    if kind == "plan" and data.get("optimized_query"):
+    if kind == "progress":
+        progress.note(str(data.get("message", data.get("stage", ""))))
+    elif kind == "plan" and data.get("optimized_query"):
         progress.line(f"planning: searching for {data['optimized_query']!r}")
     elif kind == "search.started":
         progress.line(f"searching: {data.get('query', '')}…")
@@ -161,8 +163,15 @@ def _request_body(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {"query": args.question}
     if args.session:
         body["session_id"] = args.session
+    options: dict[str, Any] = {}
     if args.sources:
-        body["options"] = {"sources": [s.strip() for s in args.sources.split(",") if s.strip()]}
+        options["sources"] = [s.strip() for s in args.sources.split(",") if s.strip()]
+    if args.mode:
+        options["mode"] = args.mode
+    if args.detail:
+        options["detail"] = args.detail
+    if options:
+        body["options"] = options
     return body
 
 
@@ -207,7 +216,7 @@ def _ask_stream(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (``quarry ask …``, ``quarry index …``)."""
     parser = argparse.ArgumentParser(
-        prog="quarry", description="Ask Quarry questions; index local documents."
+        prog="quarry", description="Ask Quarry questions; research; index local documents."
     )
     parser.add_argument(
         "--url",
@@ -225,6 +234,15 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--session", help="continue the conversation with this session id")
     ask.add_argument("--json", action="store_true", help="print the final result object as JSON")
     ask.add_argument("--sources", help="comma-separated search sources, e.g. web,local")
+    ask.add_argument(
+        "--mode",
+        choices=("speed", "balanced", "quality"),
+        help="speed (one LLM call in the common case), balanced or quality; "
+        "default: the server's ORCHESTRATOR_MODE",
+    )
+    ask.add_argument(
+        "--detail", choices=("brief", "full"), help="answer length (default: fits the question)"
+    )
     ask.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     ask.add_argument(
         "--show-thinking",
@@ -233,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds")
     cli_index.add_parser(sub)
+    cli_research.add_parser(sub)
     sub.add_parser(
         "mcp",
         help="serve Quarry's MCP tools over stdio (for assistants that launch it); the tools "
@@ -259,6 +278,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         with httpx.Client(base_url=args.url, timeout=timeout, headers=headers) as client:
             if args.command == "index":
                 return cli_index.run_index(client, args, stdout)
+            if args.command == "research":
+                return cli_research.run_research(client, args, stdout)
             if args.json:
                 return _ask_json(client, args, stdout)
             return _ask_stream(client, args, stdout)

@@ -15,6 +15,7 @@ API_VERSION: Final = "1"
 EventType = Literal[
     "run.started",
     "memory",
+    "progress",
     "plan",
     "clarify",
     "search.started",
@@ -118,6 +119,7 @@ class ResultCollector:
             "sources": [],
             "cited": [],
             "removed_citations": [],
+            "added_citations": [],
             "clarifying_question": None,
             "warnings": [],
             "error": None,
@@ -136,6 +138,7 @@ class ResultCollector:
             result["answer"] = data["text"]
             result["cited"] = data["cited"]
             result["removed_citations"] = data["removed_citations"]
+            result["added_citations"] = data.get("added_citations", [])
         elif event.type == "clarify":
             result["clarifying_question"] = data["question"]
         elif event.type == "warning":

@@ -142,7 +142,8 @@ class SessionStore:
     def _expired(self, session: Session) -> bool:
         return session.users == 0 and self._clock() - session.touched > self._ttl
 
-    def _cached(self, session_id: str) -> Session | None:
+    def cached(self, session_id: str) -> Session | None:
+        """The session if it is in memory now (no database read), else None."""
         session = self._sessions.get(session_id)
         if session is not None and self._expired(session):
             del self._sessions[session_id]
@@ -151,7 +152,7 @@ class SessionStore:
 
     async def get(self, session_id: str) -> Session | None:
         """The session with this id (from memory, else the database), or None."""
-        session = self._cached(session_id)
+        session = self.cached(session_id)
         if session is None and self._db is not None:
             session = await self._db.load(session_id)
             if session is not None:

@@ -15,7 +15,7 @@ from orchestrator.clients.searxng import SearxngError
 from orchestrator.llm.base import LLMError
 from orchestrator.schemas import Judgement, Plan
 from orchestrator.sessions import Turn
-from quarry.v1 import ranker_pb2, ranker_pb2_grpc, reader_pb2, reader_pb2_grpc
+from quarry.v1 import index_pb2_grpc, ranker_pb2, ranker_pb2_grpc, reader_pb2, reader_pb2_grpc
 from quarry_common.grpc_server import GrpcServer
 
 _WORD = re.compile(r"\w+")
@@ -149,6 +149,8 @@ def grpc_server(servicer: FakeReader | FakeRanker) -> GrpcServer:
             reader_pb2_grpc.add_ReaderServicer_to_server(servicer, server)
         else:
             ranker_pb2_grpc.add_RankerServicer_to_server(servicer, server)
+        if isinstance(servicer, index_pb2_grpc.IndexServicer):  # a ranker double with a corpus
+            index_pb2_grpc.add_IndexServicer_to_server(servicer, server)
 
     return GrpcServer(register, host="127.0.0.1", port=0)
 
@@ -168,6 +170,7 @@ class ScriptedBrain:
     judged: list[list[Evidence]] = field(default_factory=list)
     inflight: int = 0
     conversed: list[str] = field(default_factory=list)
+    details: list[str | None] = field(default_factory=list)
 
     def _check_up(self) -> None:
         if self.fail:
@@ -182,7 +185,13 @@ class ScriptedBrain:
         return Decision(self.plans.pop(0) if self.plans else Plan(optimized_query=question))
 
     async def judge(
-        self, question: str, evidence: Sequence[Evidence], *, stage: str, timeout: float
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        *,
+        stage: str,
+        timeout: float,
+        boundary: str | None = None,
     ) -> Decision[Judgement]:
         self._check_up()
         self.judged.append(list(evidence))
@@ -202,8 +211,11 @@ class ScriptedBrain:
         history: Sequence[Turn],
         *,
         timeout: float,
+        boundary: str | None = None,
+        detail: str | None = None,
     ) -> AsyncIterator[str]:
         self._check_up()
+        self.details.append(detail)
         self.inflight += 1
         try:
             for word in self.answer_text.split(" "):

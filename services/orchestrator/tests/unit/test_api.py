@@ -251,7 +251,12 @@ async def test_readyz_names_what_is_down_and_does_not_hang() -> None:
         health = await c.get("/healthz")
     assert reply.status_code == 503
     body = reply.json()
-    assert (body["status"], body["down"]) == ("unavailable", ["ranker", "searxng", "llm"])
+    assert {k: body[k] for k in ("status", "down")} == {
+        "status": "unavailable",
+        "down": ["ranker", "searxng", "llm"],
+    }
+    # The LLM not answering is most often the embedded model still loading: say so.
+    assert "loading" in body["detail"]
     assert body["web_search"] == "on"
     assert health.json() == {"status": "ok"}
 

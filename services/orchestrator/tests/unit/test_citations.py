@@ -92,14 +92,25 @@ def test_citation_after_the_full_stop_belongs_to_that_sentence() -> None:
     assert report.replaced == [(2, 1)]
 
 
-def test_uncited_sentence_gets_a_citation_when_exactly_one_source_supports_it() -> None:
-    answer = "Critics at the time called the tower an eyesore. The Eiffel Tower is famous."
+def test_uncited_sentences_get_the_best_supporting_source() -> None:
+    answer = (
+        "Critics at the time called the tower an eyesore. The Eiffel Tower is 330 metres tall. "
+        "The weather was nice."
+    )
     report = check_citations(answer, SOURCES)
     assert report.text == (
-        "Critics at the time called the tower an eyesore [2]. The Eiffel Tower is famous."
+        "Critics at the time called the tower an eyesore [2]. "
+        "The Eiffel Tower is 330 metres tall [1]. The weather was nice."
     )
-    assert report.added == [2]
-    assert report.cited == [2]
+    assert report.added == [2, 1]
+    assert report.cited == [1, 2]
+
+
+def test_a_tie_between_supporting_sources_cites_the_first() -> None:
+    # "eiffel tower famous": both Eiffel sources hold 2 of its 3 content words.
+    report = check_citations("The Eiffel Tower is famous.", SOURCES)
+    assert report.text == "The Eiffel Tower is famous [1]."
+    assert report.added == [1]
 
 
 def test_short_sentences_keep_existing_citations_and_empty_input_is_fine() -> None:

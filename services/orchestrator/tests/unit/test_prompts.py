@@ -10,6 +10,7 @@ from orchestrator.prompts import (
     JUDGE_SYSTEM,
     PLAN_SYSTEM,
     SYNTHESIS_SYSTEM,
+    SYSTEM,
     judge_messages,
     plan_messages,
     synthesis_messages,
@@ -71,11 +72,46 @@ def test_every_prompt_says_sources_are_not_instructions_and_has_the_date() -> No
 def test_system_prefix_is_byte_identical_across_calls() -> None:
     a = judge_messages("first?", SOURCES, stage="snippets", today=TODAY)
     b = judge_messages("second?", SOURCES[:1], stage="chunks", today=date(2027, 1, 1))
-    assert a[0] == b[0] == {"role": "system", "content": JUDGE_SYSTEM}
     p1 = plan_messages("x", [Turn("q", "a")], today=TODAY)
     p2 = plan_messages("y", [], today=TODAY)
-    assert p1[0] == p2[0]
+    s1 = synthesis_messages("z", SOURCES, today=TODAY)
+    # One system message for every kind of call: the cached prefix starts there.
+    assert a[0] == b[0] == p1[0] == p2[0] == s1[0] == {"role": "system", "content": SYSTEM}
     assert "{" not in SYNTHESIS_SYSTEM  # nothing was left unformatted
+
+
+def _common(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def test_the_chunk_judge_and_the_answer_share_everything_up_to_the_task() -> None:
+    turns = [Turn("earlier question", "earlier answer")]
+    judge = judge_messages("q?", SOURCES, stage="chunks", today=TODAY, boundary="ab" * 8)
+    answer = synthesis_messages("q?", SOURCES, turns, today=TODAY, boundary="ab" * 8)
+    shared = _common(judge[1]["content"], answer[1]["content"])
+    # the whole sources block, both fences of the last source included
+    assert shared.rstrip().endswith(f"<<<END SOURCE 2 {'ab' * 8}>>>"), shared[-80:]
+    # the task and question come after it, in both
+    for messages in (judge, answer):
+        content = messages[1]["content"]
+        assert content.index("Task:") > content.index("<<<END SOURCE 2")
+    # a fresh marker per call (the old layout) breaks the prefix at the date line
+    fresh = synthesis_messages("q?", SOURCES, turns, today=TODAY, boundary="cd" * 8)
+    assert "SOURCE" not in _common(judge[1]["content"], fresh[1]["content"])
+
+
+def test_detail_sets_the_answer_length() -> None:
+    brief = synthesis_messages("q?", SOURCES, today=TODAY, detail="brief")[1]["content"]
+    full = synthesis_messages("q?", SOURCES, today=TODAY, detail="full")[1]["content"]
+    auto = synthesis_messages("q?", SOURCES, today=TODAY)[1]["content"]
+    assert "one or two sentences" in brief
+    assert "2 to 4 short paragraphs" in full
+    assert "bare fact" not in full
+    assert "bare fact" in auto
+    assert "2 to 4 short paragraphs" in auto
 
 
 def test_labels_are_defined_and_stage_is_described() -> None:

@@ -57,9 +57,12 @@ class LLMBrain:
         *,
         stage: Literal["snippets", "chunks"],
         timeout: float,
+        boundary: str | None = None,
     ) -> Decision[Judgement]:
         """Whether ``evidence`` (snippets or page passages) answers ``question``."""
-        messages = judge_messages(question, evidence, stage=stage, today=_today().date())
+        messages = judge_messages(
+            question, evidence, stage=stage, today=_today().date(), boundary=boundary
+        )
         return await self._decide(messages, Judgement, default_judgement(), timeout)
 
     async def _decide(
@@ -81,9 +84,13 @@ class LLMBrain:
         history: Sequence[Turn],
         *,
         timeout: float,
+        boundary: str | None = None,
+        detail: str | None = None,
     ) -> AsyncIterator[str]:
         """Stream the answer; the semaphore is held until the stream ends or is closed."""
-        messages = synthesis_messages(question, sources, history, today=_today().date())
+        messages = synthesis_messages(
+            question, sources, history, today=_today().date(), boundary=boundary, detail=detail
+        )
         async with aclosing(self._stream(messages, timeout)) as stream:
             async for delta in stream:
                 yield delta
@@ -125,4 +132,27 @@ class LLMBrain:
             cited=list(report.cited),
             removed_citations=list(report.removed_citations),
             replaced=[{"from": old, "to": new} for old, new in report.replaced],
+            added_citations=list(report.added),
         )
+
+    # --- generic calls for other pipelines (deep research), under the same LLM limit ---
+
+    async def structured(
+        self, messages: list[Message], model_cls: type[M], default: M, *, timeout: float
+    ) -> Decision[M]:
+        """One validated structured call (repaired once, then ``default``)."""
+        async with self._limit:
+            result = await structured_call(self._llm, messages, model_cls, default, timeout=timeout)
+        return Decision(result.value, result.used_default, result.attempts)
+
+    async def stream(self, messages: list[Message], *, timeout: float) -> AsyncIterator[str]:
+        """Stream a free-text reply; the semaphore is held until the stream ends or is closed."""
+        async with self._limit:
+            stream = self._llm.stream_chat(messages, timeout=timeout)
+            try:
+                async for delta in stream:
+                    yield delta
+            finally:
+                aclose = getattr(stream, "aclose", None)
+                if aclose is not None:
+                    await aclose()

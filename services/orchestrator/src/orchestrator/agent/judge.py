@@ -17,9 +17,15 @@ async def judge_step(
     state: RunState, stage: Literal["snippets", "chunks"], evidence: Sequence[Evidence]
 ) -> Judgement:
     """Judge ``evidence``; emit a `judge` event with the verdict and gap queries."""
+    evidence = state.clip(evidence)
     with state.stage("judge", stage=stage, evidence=len(evidence)) as span:
+        state.llm_calls += 1
         decision = await state.deps.brain.judge(
-            state.question, evidence, stage=stage, timeout=state.research_left()
+            state.question,
+            evidence,
+            stage=stage,
+            timeout=state.research_left(),
+            boundary=state.boundary,
         )
         verdict = decision.value
         gaps = [q.strip() for q in verdict.gap_queries if q.strip()][:MAX_GAP_QUERIES]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.agent import smalltalk
-from orchestrator.agent.domain import Evidence
+from orchestrator.agent.domain import Evidence, SearchHit
 from orchestrator.agent.judge import judge_step
 from orchestrator.agent.memory import fit
 from orchestrator.agent.plan import plan_step
@@ -30,6 +30,9 @@ logger = logging.getLogger(__name__)
 READER_DOWN = "The reader is unavailable; answering from snippets."
 NOTHING_READ = "The reader could not read any page; answering from snippets."
 SEARCH_OFF = "Web search is off (ORCHESTRATOR_WEB_SEARCH=off) and no local documents are searched."
+LLM_LOADING = (
+    "The language model is still loading; the question starts when it is ready (up to {limit:g} s)."
+)
 
 
 @dataclass
@@ -51,11 +54,41 @@ async def _read_and_rank(state: RunState, urls: list[str], *, speculative: bool)
         await chunks_step(state)
 
 
+async def _judge_snippets(
+    state: RunState, ranked: list[SearchHit], urls: list[str]
+) -> list[Evidence] | None:
+    """Judge the snippets while (optionally) reading the pages; the evidence if they suffice.
+
+    None: the snippets are not enough and the pages have been read and ranked.
+    """
+    prior = state.chunk_evidence()
+    snippets = [Evidence(h.url, h.title, h.snippet, "snippet") for h in ranked]
+    prefetch = (
+        asyncio.create_task(_read_and_rank(state, urls, speculative=True))
+        if state.prefetch
+        else None
+    )
+    try:
+        verdict = await judge_step(state, "snippets", snippets)
+        if verdict.sufficiency == "sufficient":
+            if state.reader_down:  # found by the prefetch: say so, though snippets suffice
+                state.sink.warn("reader_unavailable", READER_DOWN)
+            return prior + snippets
+        if prefetch is not None:
+            await prefetch
+        else:
+            await _read_and_rank(state, urls, speculative=False)
+    finally:
+        if prefetch is not None:
+            await cancel_and_wait(prefetch)
+    return None
+
+
 async def _research(state: RunState, query: str) -> list[Evidence]:
     """Steps 2-8: search rounds until the judge is satisfied or the rounds run out."""
     queries = [query]
     state.add_queries([state.question, query])
-    top = state.settings.top_urls
+    top = state.top_urls
     while True:
         state.rounds += 1
         try:
@@ -79,31 +112,19 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
                 "insufficient_evidence", "Follow-up searches found nothing new; answering."
             )
             return state.best_evidence()
-        prior = state.chunk_evidence()
-        snippets = [Evidence(h.url, h.title, h.snippet, "snippet") for h in ranked[:top]]
         urls = [h.url for h in ranked]
-        prefetch = (
-            asyncio.create_task(_read_and_rank(state, urls, speculative=True))
-            if state.prefetch
-            else None
-        )
-        try:
-            verdict = await judge_step(state, "snippets", snippets)
-            if verdict.sufficiency == "sufficient":
-                if state.reader_down:  # found by the prefetch: say so, though snippets suffice
-                    state.sink.warn("reader_unavailable", READER_DOWN)
-                return prior + snippets
-            if prefetch is not None:
-                await prefetch
-            else:
-                await _read_and_rank(state, urls, speculative=False)
-        finally:
-            if prefetch is not None:
-                await cancel_and_wait(prefetch)
+        if state.profile.snippet_judge:
+            answer = await _judge_snippets(state, ranked[:top], urls)
+            if answer is not None:
+                return answer
+        else:  # speed: no snippet judge, read the few top pages straight away
+            await _read_and_rank(state, urls, speculative=False)
         if not state.pages:
             why = READER_DOWN if state.reader_down else NOTHING_READ
             state.sink.warn("reader_unavailable", why)
             return state.snippets(top)
+        if not state.profile.chunk_judge:
+            return state.chunk_evidence()
         verdict = await judge_step(state, "chunks", state.chunk_evidence())
         if verdict.sufficiency == "sufficient":
             return state.chunk_evidence()
@@ -137,7 +158,35 @@ def _history_evidence(history: list[Turn], limit: int) -> list[Evidence]:
     return list(evidence.values())[:limit]
 
 
+async def _wait_for_llm(state: RunState) -> None:
+    """Wait (bounded) for an LLM server that is still loading, saying so in a `progress` event.
+
+    The question's budget starts once the model answers: loading is not the question's time.
+    """
+    gate = state.deps.llm_gate
+    if gate is None or await gate.check():
+        return
+    limit = state.settings.llm_wait_s
+    if limit <= 0:
+        return  # not waiting: the first LLM call fails as it would have
+    state.sink.emit(
+        "progress",
+        {"stage": "llm_loading", "message": LLM_LOADING.format(limit=limit), "wait_s": limit},
+    )
+    with state.stage("llm_wait"):
+        ready = await gate.wait(limit)
+    if not ready:
+        raise LLMError(
+            f"the LLM at {state.deps.brain.llm_url} did not become ready within {limit:g} s "
+            "(LLM_WAIT_S)",
+            state.deps.brain.llm_url,
+        )
+    state.sink.emit("progress", {"stage": "llm_ready", "message": "The language model is ready."})
+    state.deadline = Deadline(state.settings.question_budget_s)
+
+
 async def _run(state: RunState, outcome: RunOutcome) -> None:
+    await _wait_for_llm(state)
     if (kind := smalltalk.classify(state.question)) is not None:
         # Greetings, thanks, "what did I ask?": no plan, no search, nothing leaves the machine.
         with state.stage("smalltalk", kind=kind):
@@ -159,7 +208,7 @@ async def _run(state: RunState, outcome: RunOutcome) -> None:
                 return
             from_history = plan.history_sufficiency == "sufficient" and bool(state.history)
             if from_history:
-                evidence = _history_evidence(state.history, state.settings.top_urls)
+                evidence = _history_evidence(state.history, state.top_urls)
                 outcome.status = "from_history"
             else:
                 query = (plan.optimized_query or "").strip() or state.question
@@ -222,6 +271,7 @@ async def run_question(
             "run_id": run_id,
             "session_id": session_id,
             "budget_s": deps.settings.question_budget_s,
+            "mode": state.mode,
             "max_rounds": state.max_rounds,
             "prefetch": state.prefetch,
             "sources": list(options.sources),
@@ -255,6 +305,7 @@ async def run_question(
             "status": outcome.status,
             "rounds": state.rounds,
             "pages_read": len(state.pages),
+            "llm_calls": state.llm_calls,
             "timings_ms": {k: v for k, v in state.timings_ms.items() if k != "run"},
             "duration_ms": round((time.perf_counter() - start) * 1000, 1),
         },

@@ -1,7 +1,21 @@
-"""Step 1: plan over the question and the session history."""
+"""Step 1: plan over the question and the session history.
+
+The planner model's verdict is combined with the deterministic prefilter (agent/intent.py):
+the code decides what it can (clear questions proceed, bare pronouns with no history are asked
+back, follow-ups name their referent) and the model decides the rest.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from orchestrator.agent.intent import (
+    Prefilter,
+    TurnLike,
+    clarifying_question,
+    prefilter,
+    resolve_query,
+)
 from orchestrator.agent.state import RunState
 from orchestrator.schemas import Plan
 
@@ -9,27 +23,67 @@ INVALID_OUTPUT = "The LLM gave no valid structured output after a retry; a safe 
 LLM_TIMEOUT = "The LLM did not decide within LLM_TIMEOUT_S; a safe default was used."
 
 
-async def plan_step(state: RunState) -> Plan:
-    """Ask the LLM to clarify, answer from history, or search with an optimised query."""
-    with state.stage("plan", history_turns=len(state.history)) as span:
-        decision = await state.deps.brain.plan(
-            state.question, state.history, timeout=state.research_left()
+def combine(pre: Prefilter, model: Plan | None, question: str, history: Sequence[TurnLike]) -> Plan:
+    """The plan the loop follows: the prefilter's verdict joined with the model's (if asked).
+
+    * unresolved (a bare pronoun, no history): clarify, with the model's question if it wrote one;
+    * candidate: the model decides;
+    * clear: proceed, whatever the model said.
+
+    A plan that proceeds always carries a query that names the referent of a pronoun.
+    """
+    clarify = pre.verdict == "unresolved" or (
+        pre.verdict == "candidate" and model is not None and model.action == "clarify"
+    )
+    if clarify:
+        asked = (model.clarifying_question or "").strip() if model is not None else ""
+        return Plan(
+            action="clarify",
+            clarifying_question=asked or clarifying_question(pre),
+            optimized_query=None,
+            history_sufficiency="insufficient",
         )
-        plan = decision.value
-        span.set_attribute("ae.action", plan.action)
-        span.set_attribute("ae.history_sufficiency", plan.history_sufficiency)
-        span.set_attribute("ae.used_default", decision.used_default)
-    if decision.timed_out:
-        state.sink.warn("llm_timeout", LLM_TIMEOUT)
-    elif decision.used_default:
-        state.sink.warn("llm_invalid_output", INVALID_OUTPUT)
+    query = ((model.optimized_query if model is not None else None) or "").strip() or question
+    sufficiency = model.history_sufficiency if model is not None and history else "insufficient"
+    return Plan(
+        action="proceed",
+        clarifying_question=None,
+        optimized_query=resolve_query(query, history),
+        history_sufficiency=sufficiency,
+    )
+
+
+async def plan_step(state: RunState) -> Plan:
+    """Clarify, answer from history, or search with an optimised query (see ``combine``)."""
+    pre = prefilter(state.question, has_history=bool(state.history))
+    ask_model = state.profile.plan_always or pre.verdict != "clear" or pre.needs_rewrite
+    model: Plan | None = None
+    used_default = False
+    if ask_model:
+        with state.stage("plan", history_turns=len(state.history)) as span:
+            state.llm_calls += 1
+            decision = await state.deps.brain.plan(
+                state.question, state.history, timeout=state.research_left()
+            )
+            model, used_default = decision.value, decision.used_default
+            span.set_attribute("ae.action", model.action)
+            span.set_attribute("ae.history_sufficiency", model.history_sufficiency)
+            span.set_attribute("ae.used_default", used_default)
+        if decision.timed_out:
+            state.sink.warn("llm_timeout", LLM_TIMEOUT)
+        elif used_default:
+            state.sink.warn("llm_invalid_output", INVALID_OUTPUT)
+    plan = combine(pre, model, state.question, state.history)
     state.sink.emit(
         "plan",
         {
             "action": plan.action,
             "history_sufficiency": plan.history_sufficiency,
             "optimized_query": plan.optimized_query,
-            "used_default": decision.used_default,
+            "used_default": used_default,
+            "planner": "model" if ask_model else "skipped",
+            "prefilter": pre.verdict,
+            "model_action": model.action if model is not None else None,
         },
     )
     return plan

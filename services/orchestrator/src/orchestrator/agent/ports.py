@@ -43,6 +43,8 @@ class Checked:
     cited: list[int]
     removed_citations: list[int]
     replaced: list[dict[str, int]] = field(default_factory=list)
+    # Citations the engine attached (to uncited sentences, or in place of a missing source).
+    added_citations: list[int] = field(default_factory=list)
 
 
 class Brain(Protocol):
@@ -66,8 +68,12 @@ class Brain(Protocol):
         *,
         stage: Literal["snippets", "chunks"],
         timeout: float,
+        boundary: str | None = None,
     ) -> Decision[Judgement]:
-        """Judge whether ``evidence`` answers ``question``; suggest gap queries."""
+        """Judge whether ``evidence`` answers ``question``; suggest gap queries.
+
+        ``boundary``: the run's fence marker (one per run keeps the prompts' prefix shared).
+        """
         ...
 
     def answer(
@@ -77,8 +83,13 @@ class Brain(Protocol):
         history: Sequence[Turn],
         *,
         timeout: float,
+        boundary: str | None = None,
+        detail: str | None = None,
     ) -> AsyncIterator[str]:
-        """Stream the answer with ``[n]`` citations (n = 1-based index into ``sources``)."""
+        """Stream the answer with ``[n]`` citations (n = 1-based index into ``sources``).
+
+        ``detail``: brief | full, or None for the prompt's own length rule.
+        """
         ...
 
     def converse(

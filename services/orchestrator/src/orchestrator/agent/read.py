@@ -134,7 +134,7 @@ async def _rank(state: RunState, pages: list[PageText], timeout: float) -> list[
     ranker = state.deps.ranker
     if state.settings.evidence == "chunk_per_url":
         return await ranker.rank_chunks(
-            state.question, pages, top_k=state.settings.chunk_top_k, timeout=timeout
+            state.question, pages, top_k=state.evidence_sources, timeout=timeout
         )
     return await ranker.rank_passages(
         state.queries or [state.question],
@@ -165,7 +165,7 @@ async def chunks_step(state: RunState) -> None:
                 "ranker_unavailable", "The ranker is unavailable; using the search engine's order."
             )
             if state.settings.evidence == "chunk_per_url":
-                state.chunks = _fallback_chunks(pages, state.settings.chunk_top_k)
+                state.chunks = _fallback_chunks(pages, state.evidence_sources)
             else:
                 state.chunks = _fallback_passages(pages, state.passage_budget())
         span.set_attribute("ae.chunks", len(state.chunks))

@@ -191,7 +191,7 @@ def _hits(outcome: Outcome) -> list[SearchHit]:
 
 async def rank_step(state: RunState, hits: list[SearchHit], query: str) -> list[SearchHit]:
     """Rerank ``hits`` with the ranker and keep the top URLs; engine order if it fails."""
-    top = state.settings.top_urls
+    top = state.top_urls
     by = "ranker"
     with state.stage("rank", results=len(hits)) as span:
         if not hits:

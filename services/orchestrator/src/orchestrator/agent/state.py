@@ -3,22 +3,32 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from opentelemetry import trace
 
 from orchestrator.agent import evidence
 from orchestrator.agent.domain import Evidence, PageRead, Passage, SearchHit
+from orchestrator.agent.modes import PROFILES, Mode, ModeProfile, resolve_mode
 from orchestrator.agent.ports import Brain, Corpus, Ranker, Reader, Searcher
 from orchestrator.budget import Deadline
 from orchestrator.config import CHARS_PER_TOKEN, HISTORY_RESERVE_TOKENS, Settings
 from orchestrator.events import EventSink
+from orchestrator.llm.ready import ReadyGate
+from orchestrator.prompts import new_boundary
 from orchestrator.sessions import Turn
 
 tracer = trace.get_tracer(__name__)
+
+
+def _cut(text: str, limit: int) -> str:
+    # At a sentence end when one is near, so the LLM does not see half a sentence.
+    head = text[:limit]
+    end = max(head.rfind(". "), head.rfind(".\n"))
+    return head[: end + 1] if end > limit // 2 else head.rstrip() + "…"
 
 
 @dataclass(frozen=True)
@@ -36,6 +46,10 @@ class RunOptions:
     allow_unsourced: bool | None = None
     # False: skip the search-result cache for this request.
     search_cache: bool | None = None
+    # speed | balanced | quality (agent/modes.py); None: ORCHESTRATOR_MODE.
+    mode: Mode | None = None
+    # Answer length: brief | full; None: the prompt's own rule (short for a bare fact).
+    detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,8 @@ class Deps:
     ranker: Ranker
     # The ranker's corpus (local documents); None when the app has none wired.
     corpus: Corpus | None = None
+    # Whether the LLM server has loaded its model; None: assume it has (tests, no probe).
+    llm_gate: ReadyGate | None = None
 
 
 @dataclass
@@ -71,6 +87,11 @@ class RunState:
     queries: list[str] = field(default_factory=list)
     reader_down: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
+    # LLM calls made (planner, judges, answer): what a mode changes.
+    llm_calls: int = 0
+    # One fence marker for all of a run's prompts, so they share a prefix the LLM server can
+    # keep in its KV cache (a fresh marker per call would change the prompt at its start).
+    boundary: str = field(default_factory=new_boundary)
 
     @property
     def settings(self) -> Settings:
@@ -78,9 +99,30 @@ class RunState:
         return self.deps.settings
 
     @property
+    def mode(self) -> Mode:
+        """The run's mode: the request's, else ORCHESTRATOR_MODE (auto follows the LLM)."""
+        cfg = self.settings
+        return resolve_mode(self.options.mode, cfg.mode, embedded_llm=cfg.llm_embedded)
+
+    @property
+    def profile(self) -> ModeProfile:
+        """What the run's mode allows."""
+        return PROFILES[self.mode]
+
+    @property
+    def top_urls(self) -> int:
+        """Result URLs kept per round (the mode's, else the setting)."""
+        return self.profile.top_urls or self.settings.top_urls
+
+    @property
+    def evidence_sources(self) -> int:
+        """Passages ranked for the judge and the answer (the mode's, else the setting)."""
+        return self.profile.evidence_sources or self.settings.chunk_top_k
+
+    @property
     def max_rounds(self) -> int:
-        """Rounds allowed for this run (request option, else the setting)."""
-        return self.options.max_rounds or self.settings.max_rounds
+        """Rounds allowed: the request option, else the mode's, else the setting."""
+        return self.options.max_rounds or self.profile.max_rounds or self.settings.max_rounds
 
     @property
     def prefetch(self) -> bool:
@@ -116,11 +158,15 @@ class RunState:
             return []
         return evidence.snippets_for(self.hits, self.settings.evidence_snippets)
 
+    def evidence_budget(self) -> int:
+        """Tokens of evidence for this run: the setting's budget, capped by the mode's."""
+        total = self.settings.evidence_budget_tokens()
+        cap = self.profile.evidence_tokens
+        return min(total, cap) if cap else total
+
     def passage_budget(self) -> int:
         """Tokens left for passages once the kept snippets are counted."""
-        left = self.settings.evidence_budget_tokens() - evidence.snippet_tokens(
-            self.kept_snippets()
-        )
+        left = self.evidence_budget() - evidence.snippet_tokens(self.kept_snippets())
         # A history longer than the prompt reserve counts on takes its tokens from the evidence.
         history = sum(len(t.question) + len(t.answer) for t in self.history) // CHARS_PER_TOKEN
         left -= max(0, history - HISTORY_RESERVE_TOKENS)
@@ -136,7 +182,14 @@ class RunState:
 
     def best_evidence(self) -> list[Evidence]:
         """Chunks when any page was read, else snippets."""
-        return self.chunk_evidence() or self.snippets(self.settings.top_urls)
+        return self.chunk_evidence() or self.snippets(self.top_urls)
+
+    def clip(self, evidence: Sequence[Evidence]) -> list[Evidence]:
+        """``evidence`` with each text cut to the mode's per-source size (what the LLM sees)."""
+        limit = self.profile.source_chars
+        return [
+            e if len(e.text) <= limit else replace(e, text=_cut(e.text, limit)) for e in evidence
+        ]
 
     @contextmanager
     def stage(self, name: str, **attributes: Any) -> Iterator[trace.Span]:

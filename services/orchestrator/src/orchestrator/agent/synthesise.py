@@ -64,12 +64,18 @@ async def synthesise(state: RunState, evidence: Sequence[Evidence]) -> tuple[Che
     The stream stops at the question's deadline (with a warning); what was written by then is
     still checked and returned.
     """
-    sources = with_dates(number_sources(evidence), state)
+    sources = with_dates(state.clip(number_sources(evidence)), state)
     listed = source_list(sources)
     state.sink.emit("sources", {"sources": listed})
     with state.stage("synthesis", sources=len(sources)) as span:
+        state.llm_calls += 1
         stream = state.deps.brain.answer(
-            state.question, sources, state.history, timeout=state.deadline.remaining()
+            state.question,
+            sources,
+            state.history,
+            timeout=state.deadline.remaining(),
+            boundary=state.boundary,
+            detail=state.options.detail,
         )
         text = await stream_answer(state, stream)
         checked = state.deps.brain.check(text, sources)
@@ -88,6 +94,7 @@ def emit_completed(state: RunState, checked: Checked) -> None:
             "cited": checked.cited,
             "removed_citations": checked.removed_citations,
             "replaced": checked.replaced,
+            "added_citations": checked.added_citations,
         },
     )
 

@@ -42,6 +42,17 @@ class SearchOptions(BaseModel):
         description="false: search afresh instead of using a cached result of the same search "
         "(ORCHESTRATOR_SEARCH_CACHE_S)",
     )
+    mode: Literal["speed", "balanced", "quality"] | None = Field(
+        default=None,
+        description="speed: one search round, no judges, few sources (one LLM call in the "
+        "common case); balanced: planner, judges, up to max_rounds rounds; quality: more rounds, "
+        "pages and sources; absent: ORCHESTRATOR_MODE",
+    )
+    detail: Literal["brief", "full"] | None = Field(
+        default=None,
+        description="answer length: brief (one or two sentences) or full (a direct answer, then "
+        "2-4 paragraphs); absent: short for a bare fact, longer for explanations",
+    )
 
 
 class SearchRequest(BaseModel):
@@ -85,6 +96,7 @@ class RunStats(BaseModel):
 
     rounds: int = 0
     pages_read: int = 0
+    llm_calls: int = 0
     timings_ms: dict[str, float] = Field(default_factory=dict)
     duration_ms: float = 0.0
 
@@ -107,6 +119,9 @@ class SearchResult(BaseModel):
     sources: list[Source]
     cited: list[int]
     removed_citations: list[int]
+    added_citations: list[int] = Field(
+        default_factory=list, description="citations the engine attached to uncited sentences"
+    )
     clarifying_question: str | None
     warnings: list[Notice]
     error: Notice | None

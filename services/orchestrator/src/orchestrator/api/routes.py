@@ -91,6 +91,8 @@ def run_options(runtime: Runtime, opts: SearchOptions) -> RunOptions:
         ),
         allow_unsourced=opts.allow_unsourced,
         search_cache=opts.search_cache,
+        mode=opts.mode,
+        detail=opts.detail,
     )
 
 

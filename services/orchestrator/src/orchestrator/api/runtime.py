@@ -23,6 +23,7 @@ from orchestrator.config import Settings
 from orchestrator.corpus.indexer import Indexer
 from orchestrator.corpus.service import CorpusService
 from orchestrator.llm.factory import build_llm
+from orchestrator.llm.ready import ReadyGate
 from orchestrator.search.brave import BraveClient
 from orchestrator.search.cache import SearchCache
 from orchestrator.search.ratelimit import BackendRates
@@ -77,6 +78,13 @@ class Runtime:
     channels: dict[str, Reconnecting] = field(default_factory=dict)
     # The web search backends (shown in /readyz with Brave's quota).
     search: SearchService | None = None
+
+
+async def _llm_probe(gate: ReadyGate, ping: Callable[..., Awaitable[bool]], t: float) -> bool:
+    if gate.ready:
+        return True
+    gate.ready = bool(await ping(timeout=t))
+    return gate.ready
 
 
 RuntimeFactory = Callable[[Settings], AbstractAsyncContextManager[Runtime]]
@@ -167,6 +175,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         # (OpenTelemetry's instrumentor adds its interceptor in front of ours.)
         reader_ch = calls.channel(settings.reader_addr, _CHANNEL_OPTIONS)
         ranker_ch = calls.channel(settings.ranker_addr, _CHANNEL_OPTIONS)
+        index_ch = calls.channel(settings.index_addr, _CHANNEL_OPTIONS)
         background: asyncio.Task[None] | None = None
         service: CorpusService | None = None
         db = await SqliteSessionDB.open(settings.data_dir) if settings.data_dir else None
@@ -176,11 +185,11 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 limit=asyncio.Semaphore(settings.reader_max_inflight),
                 retry_delay_s=settings.read_retry_delay_s,
             )
-            ranker_limit = asyncio.Semaphore(settings.ranker_max_inflight)
-            ranker = RankerClient(ranker_ch, limit=ranker_limit)
-            corpus = CorpusClient(ranker_ch, limit=ranker_limit)
+            ranker = RankerClient(ranker_ch, limit=asyncio.Semaphore(settings.ranker_max_inflight))
+            corpus = CorpusClient(index_ch, limit=asyncio.Semaphore(settings.index_max_inflight))
             llm = build_llm(settings, http)
             searcher = search_service(settings, http)
+            gate = ReadyGate(lambda t: llm.ping(timeout=t))
             deps = Deps(
                 settings=settings,
                 brain=LLMBrain(llm, settings, asyncio.Semaphore(settings.llm_max_inflight)),
@@ -188,14 +197,20 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 reader=reader,
                 ranker=ranker,
                 corpus=corpus,
+                llm_gate=gate,
             )
             probes: dict[str, Probe] = {
                 "reader": lambda t: reader.ping(timeout=t),
                 "ranker": lambda t: ranker.ping(timeout=t),
-                "llm": lambda t: llm.ping(timeout=t),
+                "index": lambda t: corpus.ping(timeout=t),
             }
-            if settings.web_search == "on":  # off: no search engine is asked, so not needed
+            web = settings.searxng_url or "web" in settings.default_sources()
+            if settings.web_search == "on" and web:
+                # Offline (web search off, or `make run` with only local documents) nothing
+                # needs a search backend.
                 probes.update(search_probes(searcher))
+            # Ready once, ready for good (see llm/ready.py): a busy server is not down.
+            probes["llm"] = lambda t: _llm_probe(gate, llm.ping, t)
             service = corpus_service(settings, corpus, Extractor(reader_ch))
             if settings.corpus_dir:
                 background = asyncio.create_task(service.run_background())
@@ -210,5 +225,6 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 await service.aclose()
             await reader_ch.close()
             await ranker_ch.close()
+            await index_ch.close()
             if db is not None:
                 await db.close()

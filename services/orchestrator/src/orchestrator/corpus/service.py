@@ -21,9 +21,15 @@ from orchestrator.errors import ApiProblem
 
 logger = logging.getLogger(__name__)
 
-# Waits between attempts while the ranker is not answering yet (it may start after us).
+# Waits between attempts while the index is not answering yet (it may start after us).
 STARTUP_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
-# GET /v1/corpus must answer promptly even when the ranker hangs.
+
+
+def _all_failed(result: RefreshResult) -> bool:
+    return result.counts.total > 0 and result.counts.failed == result.counts.total
+
+
+# GET /v1/corpus must answer promptly even when the index hangs.
 STATS_TIMEOUT_S = 10.0
 
 
@@ -58,7 +64,7 @@ class PathNotFound(ApiProblem):
 
 
 class CorpusUnavailable(ApiProblem):
-    """The ranker (which holds the corpus) cannot be reached."""
+    """The index service (which holds the corpus) cannot be reached."""
 
     status = 503
     title = "Corpus unavailable"
@@ -152,7 +158,7 @@ class CorpusService:
 
         Raises:
             PathNotFound: the folder vanished before the run started.
-            CorpusUnavailable: the ranker did not answer.
+            CorpusUnavailable: the index did not answer.
         """
         async with self._lock:
             try:
@@ -160,7 +166,7 @@ class CorpusService:
             except FolderMissing as err:
                 raise PathNotFound(str(err)) from None
             except CorpusError as err:
-                raise CorpusUnavailable(f"The ranker holding the corpus failed: {err}") from None
+                raise CorpusUnavailable(f"The index service failed: {err}") from None
             self.last = result
             return result
 
@@ -185,7 +191,7 @@ class CorpusService:
         try:
             docs = await self._corpus.list_documents("", timeout=STATS_TIMEOUT_S)
         except CorpusError as err:
-            raise CorpusUnavailable(f"The ranker holding the corpus failed: {err}") from None
+            raise CorpusUnavailable(f"The index service failed: {err}") from None
         last = self.last
         committed = last.stats if last is not None else None
         return {
@@ -200,7 +206,7 @@ class CorpusService:
         }
 
     async def run_background(self) -> None:
-        """Refresh CORPUS_DIR now (retrying while the ranker starts), then every rescan period.
+        """Refresh CORPUS_DIR now (retrying while the index starts), then every rescan period.
 
         Runs until cancelled (at shutdown); never raises otherwise.
         """
@@ -222,6 +228,13 @@ class CorpusService:
             except Exception:  # a bug must not kill the app's background task silently
                 logger.exception("corpus refresh crashed", extra={"root": self.corpus_dir})
                 result = None
+            if result is not None and _all_failed(result) and attempt < len(STARTUP_BACKOFF_S):
+                # Every file failed: the reader (extraction) is most likely still starting
+                # beside us (`make run`); an empty corpus until the next rescan would answer
+                # every question with "no results".
+                await asyncio.sleep(STARTUP_BACKOFF_S[attempt])
+                attempt += 1
+                continue
             attempt = 0
             if result is not None and result.status != "ok" and not self._rescan_s:
                 # Aborted with no rescan configured: try again later rather than never.

@@ -1,1 +1,1 @@
-"""The orchestrator's embedded SQLite storage (under ``ORCHESTRATOR_DATA_DIR``)."""
+"""The orchestrator's embedded database: a store interface and its SQLite implementation."""

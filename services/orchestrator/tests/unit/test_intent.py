@@ -1,0 +1,90 @@
+"""The deterministic prefilter and how it joins the planner model's verdict (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from orchestrator.agent.intent import prefilter, referring_words, resolve_query, subject_of
+from orchestrator.agent.plan import combine
+from orchestrator.schemas import Plan
+
+
+@dataclass(frozen=True)
+class Turn:
+    question: str
+    answer: str = ""
+
+
+EIFFEL = [Turn("How old is the Eiffel Tower?", "It opened in 1889 [1].")]
+CLARIFY = Plan(action="clarify", clarifying_question="Which tower do you mean?")
+PROCEED = Plan(action="proceed", optimized_query="how tall is it")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do I make Quarry search my own documents?",
+        "Which environment variable sets the folder of local documents that Quarry indexes?",
+        "What does Quarry do?",
+        "Is there a way to run Quarry without Docker?",
+        "What is the capital of France?",
+    ],
+)
+def test_clear_first_questions_are_searched_even_when_the_model_asks_back(question: str) -> None:
+    pre = prefilter(question, has_history=False)
+    assert pre.verdict == "clear", pre
+    plan = combine(pre, CLARIFY, question, [])
+    assert plan.action == "proceed"
+    assert plan.optimized_query == question
+
+
+@pytest.mark.parametrize(
+    "question", ["How tall is it?", "Tell me more about that.", "And the other one?", "Why?"]
+)
+def test_a_bare_pronoun_with_no_history_is_asked_back_even_when_the_model_proceeds(
+    question: str,
+) -> None:
+    pre = prefilter(question, has_history=False)
+    assert pre.verdict == "unresolved", pre
+    plan = combine(pre, PROCEED, question, [])
+    assert plan.action == "clarify"
+    assert plan.clarifying_question
+    # The model's own question is used when it wrote one.
+    assert combine(pre, CLARIFY, question, []).clarifying_question == "Which tower do you mean?"
+
+
+def test_candidates_follow_the_model() -> None:
+    pre = prefilter("Is it safe to eat raw cookie dough?", has_history=False)
+    assert pre.verdict == "candidate"
+    assert combine(pre, CLARIFY, "q", []).action == "clarify"
+    assert combine(pre, PROCEED, "q", []).action == "proceed"
+    assert prefilter("Photosynthesis", has_history=False).verdict == "candidate"
+
+
+def test_relative_that_and_existential_there_do_not_refer() -> None:
+    assert referring_words("the folder that Quarry indexes") == ()
+    assert referring_words("Is there a way to run it?") == ("it",)
+    assert referring_words("What does that mean?") == ("that",)
+    assert referring_words("How do I get there?") == ("there",)
+
+
+def test_follow_up_pronouns_resolve_against_the_history() -> None:
+    pre = prefilter("How tall is it?", has_history=True)
+    assert pre.verdict == "clear"
+    assert pre.needs_rewrite
+    # The model asked back: overruled, and its bare rewrite gets the subject appended.
+    plan = combine(pre, CLARIFY, "How tall is it?", EIFFEL)
+    assert plan.action == "proceed"
+    assert plan.optimized_query == "How tall is it? Eiffel Tower"
+    # A rewrite that names the referent is kept as it is.
+    named = Plan(optimized_query="Eiffel Tower height")
+    assert combine(pre, named, "How tall is it?", EIFFEL).optimized_query == "Eiffel Tower height"
+    assert combine(pre, PROCEED, "q", EIFFEL).optimized_query == "how tall is it Eiffel Tower"
+
+
+def test_subject_of_prefers_names_then_content_words() -> None:
+    assert subject_of("Who designed the Zephyrine Lighthouse?") == "Zephyrine Lighthouse"
+    assert subject_of("what is karvik saltbread?") == "karvik saltbread"
+    assert resolve_query("no pronoun here", EIFFEL) == "no pronoun here"
+    assert resolve_query("how tall is it", []) == "how tall is it"

@@ -1,0 +1,116 @@
+"""Modes change how much work a question gets; a question waits for a loading LLM."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from orchestrator.agent.modes import PROFILES, resolve_mode
+from orchestrator.llm.ready import ReadyGate
+from orchestrator.schemas import Judgement, Plan
+
+from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
+from services.orchestrator.tests.unit.harness import first, harness, types
+
+URLS = [f"http://site{i}.test/page" for i in range(12)]
+PAGES = {
+    u: (f"Title {i}", "Quarry is a self-hosted answer engine. " + "More words here. " * 200)
+    for i, u in enumerate(URLS)
+}
+
+
+def _searcher() -> ScriptedSearcher:
+    return ScriptedSearcher(default=hits(*URLS, words="quarry"))
+
+
+def test_auto_follows_the_llm_and_a_request_overrides() -> None:
+    assert resolve_mode(None, "auto", embedded_llm=True) == "speed"
+    assert resolve_mode(None, "auto", embedded_llm=False) == "balanced"
+    assert resolve_mode(None, "quality", embedded_llm=True) == "quality"
+    assert resolve_mode("speed", "quality", embedded_llm=False) == "speed"
+
+
+async def test_speed_makes_one_llm_call_for_a_clear_question() -> None:
+    brain = ScriptedBrain(judgements=[Judgement(sufficiency="partial")] * 4)
+    async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
+        events = await h.run("What does Quarry do?", mode="speed")
+    assert first(events, "run.started").data["mode"] == "speed"
+    plan = first(events, "plan").data
+    assert plan["planner"] == "skipped"
+    assert plan["optimized_query"] == "What does Quarry do?"
+    assert "judge" not in types(events)
+    done = first(events, "run.completed").data
+    assert done["llm_calls"] == 1
+    assert done["rounds"] == 1
+    assert first(events, "read.started").data["count"] == PROFILES["speed"].top_urls
+    # Evidence from the few pages read (the token budget itself is the ranker's to keep).
+    sources = first(events, "sources").data["sources"]
+    assert 0 < len(sources) <= (PROFILES["speed"].top_urls or 0)
+    assert brain.details == [None]
+
+
+async def test_balanced_plans_and_judges_and_quality_reads_more() -> None:
+    judgements = [Judgement(sufficiency="partial"), Judgement(sufficiency="sufficient")]
+    async with harness(
+        brain=ScriptedBrain(judgements=list(judgements)), pages=PAGES, searcher=_searcher()
+    ) as h:
+        balanced = await h.run("What does Quarry do?", mode="balanced")
+    async with harness(
+        brain=ScriptedBrain(judgements=list(judgements)), pages=PAGES, searcher=_searcher()
+    ) as h:
+        quality = await h.run("What does Quarry do?", mode="quality")
+    for events in (balanced, quality):
+        assert first(events, "plan").data["planner"] == "model"
+        assert first(events, "run.completed").data["llm_calls"] == 4  # plan, 2 judges, answer
+    assert (
+        first(quality, "read.started").data["count"] > first(balanced, "read.started").data["count"]
+    )
+
+
+async def test_speed_asks_the_planner_only_for_a_follow_up_that_needs_a_rewrite() -> None:
+    from orchestrator.sessions import Turn
+
+    turn = Turn("Who designed the Zephyrine Lighthouse?", "Mara Olsen [1].", (), "answered", 0.0)
+    brain = ScriptedBrain(plans=[Plan(optimized_query="how tall is it")])
+    async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
+        events = await h.run("How tall is it?", history=[turn], mode="speed")
+        assert h.searcher.queries == ["how tall is it Zephyrine Lighthouse"]
+    assert first(events, "plan").data["planner"] == "model"
+    assert first(events, "run.completed").data["llm_calls"] == 2
+
+
+async def test_detail_reaches_the_answer() -> None:
+    brain = ScriptedBrain()
+    async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
+        await h.run("What does Quarry do?", mode="speed", detail="brief")
+    assert brain.details == ["brief"]
+
+
+async def test_a_question_waits_for_a_loading_llm_then_answers() -> None:
+    probes: list[float] = []
+
+    async def probe(timeout: float) -> bool:
+        probes.append(timeout)
+        return len(probes) >= 3  # the model finishes loading on the third probe
+
+    async with harness(pages=PAGES, searcher=_searcher(), llm_wait_s=10) as h:
+        h.deps = replace(h.deps, llm_gate=ReadyGate(probe, poll_s=0.01))
+        events = await h.run("What does Quarry do?", mode="speed")
+    progress = [e.data["stage"] for e in events if e.type == "progress"]
+    assert progress == ["llm_loading", "llm_ready"]
+    assert types(events).index("progress") < types(events).index("plan")
+    assert first(events, "run.completed").data["status"] == "answered"
+
+
+async def test_a_question_gives_up_on_an_llm_that_never_loads() -> None:
+    async def never(timeout: float) -> bool:
+        await asyncio.sleep(0)
+        return False
+
+    async with harness(pages=PAGES, searcher=_searcher(), llm_wait_s=0.05) as h:
+        h.deps = replace(h.deps, llm_gate=ReadyGate(never, poll_s=0.01))
+        events = await h.run("What does Quarry do?")
+    error = first(events, "error").data
+    assert error["code"] == "llm_unavailable"
+    assert "LLM_WAIT_S" in error["message"]
+    assert h.searcher.queries == []
