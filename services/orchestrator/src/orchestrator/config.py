@@ -174,8 +174,8 @@ class Settings(BaseServiceSettings):
     corpus_top_k: int = Field(default=10, ge=1, le=50)
 
     # --- deep research, the embedded database (ORCHESTRATOR_DATA_DIR, ORCHESTRATOR_RESEARCH_*) ---
-    # Where the SQLite databases live (research runs; sessions in sessions.sqlite3); empty keeps
-    # them in memory (a restart forgets every run and conversation).
+    # Where the SQLite database lives (research runs and sessions); empty keeps them in memory
+    # (a restart forgets every run and conversation).
     data_dir: str = ""
     research_max_inflight: int = Field(default=2, ge=1, le=64)
     # Finished runs are deleted this long after they finished; 0 keeps them.

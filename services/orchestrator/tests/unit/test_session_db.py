@@ -6,7 +6,9 @@ import sqlite3
 from pathlib import Path
 
 from orchestrator.sessions import Session, SessionStore, Turn
-from orchestrator.store.session_db import FILENAME, SqliteSessionDB, migrate, migrations
+from orchestrator.store.migrate import load_migrations, migrate
+from orchestrator.store.session_db import SqliteSessionDB
+from orchestrator.store.sqlite import DB_FILE, SqliteStore
 
 
 def turn(q: str, at: float) -> Turn:
@@ -36,13 +38,15 @@ async def test_round_trip_newest_first_and_delete(tmp_path: Path) -> None:
         await db.close()
 
 
-async def test_migrations_apply_once_and_record_their_version(tmp_path: Path) -> None:
+async def test_sessions_share_the_research_database_and_its_migrations(tmp_path: Path) -> None:
     await (await SqliteSessionDB.open(str(tmp_path))).close()  # creates and migrates
-    conn = sqlite3.connect(tmp_path / FILENAME)
+    research = await SqliteStore.open(str(tmp_path))  # the same file: nothing left to apply
+    await research.close()
+    conn = sqlite3.connect(tmp_path / DB_FILE)
     try:
-        assert migrate(conn) == len(migrations())  # nothing left to apply, no error
-        version = conn.execute("SELECT version FROM schema_versions").fetchone()[0]
-        assert version == len(migrations())
+        assert migrate(conn, load_migrations()) == []
+        names = {row[0] for row in conn.execute("SELECT name FROM schema_version")}
+        assert {"research", "sessions"} <= names
     finally:
         conn.close()
 

@@ -2,82 +2,32 @@
 restarts. The standard library's sqlite3 (one connection, WAL), every call in a worker thread so
 the event loop never waits on the disk.
 
-The schema is migrated at open by the modules of ``session_migrations`` (one per version); the
-applied version is kept per component in ``schema_versions``, so these tables can share a
-database file with others.
+The tables live in the orchestrator's database file (``quarry.sqlite3``, beside the research
+runs) and come from its numbered migrations (``migrations/0002_sessions.sql``), applied at open.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import logging
-import pkgutil
 import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any, TypeVar, cast
 
 from orchestrator.sessions import Kind, Session, Turn
-from orchestrator.store import session_migrations
+from orchestrator.store.migrate import load_migrations, migrate
+from orchestrator.store.sqlite import DB_FILE
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-COMPONENT = "sessions"
-FILENAME = "sessions.sqlite3"
-
-
-def migrations() -> list[ModuleType]:
-    """The migration modules, by version."""
-    found = [
-        importlib.import_module(f"{session_migrations.__name__}.{info.name}")
-        for info in pkgutil.iter_modules(session_migrations.__path__)
-        if info.name.startswith("m")
-    ]
-    found.sort(key=lambda m: int(m.VERSION))
-    versions = [int(m.VERSION) for m in found]
-    if versions != list(range(1, len(found) + 1)):
-        raise RuntimeError(f"session migrations must be numbered 1..n, found {versions}")
-    return found
-
-
-def migrate(conn: sqlite3.Connection) -> int:
-    """Apply the migrations not applied yet; return the schema version."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_versions "
-        "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
-    )
-    row = conn.execute(
-        "SELECT version FROM schema_versions WHERE component = ?", (COMPONENT,)
-    ).fetchone()
-    current = int(row[0]) if row else 0
-    for module in migrations():
-        version = int(module.VERSION)
-        if version <= current:
-            continue
-        try:  # the migration and its version in one transaction
-            conn.executescript(f"BEGIN;\n{module.SQL}")
-            conn.execute(
-                "INSERT INTO schema_versions (component, version) VALUES (?, ?) "
-                "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
-                (COMPONENT, version),
-            )
-            conn.execute("COMMIT")
-        except sqlite3.Error:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        current = version
-        logger.info("session schema migrated", extra={"version": current})
-    return current
 
 
 class SqliteSessionDB:
-    """Sessions and turns in ``{data_dir}/sessions.sqlite3``; open with :meth:`open`."""
+    """Sessions and turns in ``{data_dir}/quarry.sqlite3``; open with :meth:`open`."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
@@ -90,12 +40,12 @@ class SqliteSessionDB:
         def connect() -> sqlite3.Connection:
             Path(data_dir).mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
-                Path(data_dir) / FILENAME, check_same_thread=False, isolation_level=None
+                Path(data_dir) / DB_FILE, check_same_thread=False, isolation_level=None
             )
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA busy_timeout = 5000")
-            migrate(conn)
+            migrate(conn, load_migrations())
             return conn
 
         return cls(await asyncio.to_thread(connect))

@@ -1,7 +1,4 @@
-"""Sessions and their turns."""
-
-VERSION = 1
-SQL = """
+-- Conversations (sessions) and their turns, so they survive restarts.
 CREATE TABLE sessions (
     id TEXT PRIMARY KEY,
     title TEXT NOT NULL DEFAULT '',
@@ -20,4 +17,3 @@ CREATE TABLE session_turns (
     at REAL NOT NULL,
     PRIMARY KEY (session_id, idx)
 );
-"""
