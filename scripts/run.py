@@ -253,7 +253,8 @@ def main() -> None:
     corpus, corpus_banner = corpus_env(ROOT, data_dir, searx_state == "reachable")
     env = {**choice.env, **corpus}
     index_env = {"INDEX_DATA_DIR": os.environ.get("INDEX_DATA_DIR", str(data_dir / "index"))}
-    # Deep research keeps its runs in SQLite here (they survive a restart of `make run`).
+    # Deep research runs and conversations are kept in SQLite here (they survive a restart
+    # of `make run`).
     env["ORCHESTRATOR_DATA_DIR"] = os.environ.get(
         "ORCHESTRATOR_DATA_DIR", str(data_dir.resolve() / "orchestrator")
     )

@@ -127,7 +127,15 @@ def create_app(
                 for n in names
             ]
         down = [n for n, t in zip(names, tasks, strict=True) if not t.result()]
-        body: dict[str, Any] = {"status": "unavailable" if down else "ok", "down": down}
+        body: dict[str, Any] = {
+            "status": "unavailable" if down else "ok",
+            "down": down,
+            # gRPC dependencies between connections (e.g. just restarted): retried within 1 s.
+            "reconnecting": sorted(n for n, check in runtime.channels.items() if check()),
+            "web_search": settings.web_search,
+        }
+        if runtime.search is not None and settings.web_search == "on":
+            body["search"] = runtime.search.status()
         if "llm" in down:
             body["detail"] = LLM_LOADING
         return JSONResponse(body, status_code=503 if down else 200)

@@ -85,6 +85,9 @@ class Run:
     status: str = ""
     clarifying_question: str = ""
     error: str = ""
+    # --show-thinking: a reasoning model's thinking goes to stderr as it streams
+    show_thinking: bool = False
+    thinking_started: bool = False
 
 
 def _on_event(kind: str, data: dict[str, Any], run: Run, progress: Progress, out: TextIO) -> None:
@@ -111,7 +114,11 @@ def _on_event(kind: str, data: dict[str, Any], run: Run, progress: Progress, out
     elif kind == "sources":
         run.sources = list(data.get("sources", []))
         progress.line(f"writing the answer from {len(run.sources)} sources…")
+    elif kind == "thinking":
+        _thinking(str(data.get("text", "")), run, progress)
     elif kind == "answer.delta":
+        if run.thinking_started and not run.answer_started:
+            progress.out.write("\n")
         if not run.answer_started:
             progress.clear()
             run.answer_started = True
@@ -125,6 +132,18 @@ def _on_event(kind: str, data: dict[str, Any], run: Run, progress: Progress, out
         run.error = str(data.get("message", data.get("code", "error")))
     elif kind == "run.completed":
         run.status = str(data.get("status", ""))
+
+
+def _thinking(text: str, run: Run, progress: Progress) -> None:
+    """Show thinking on stderr (stdout keeps the answer alone), only with --show-thinking."""
+    if not run.show_thinking or not text:
+        return
+    progress.clear()
+    if not run.thinking_started:
+        progress.out.write("thinking: ")
+        run.thinking_started = True
+    progress.out.write(text)
+    progress.out.flush()
 
 
 def _print_sources(run: Run, out: TextIO) -> None:
@@ -171,7 +190,7 @@ def _ask_json(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> in
 
 def _ask_stream(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> int:
     progress = Progress(sys.stderr, enabled=not args.quiet, tty=sys.stderr.isatty())
-    run = Run()
+    run = Run(show_thinking=bool(getattr(args, "show_thinking", False)))
     headers = {"Accept": "application/x-ndjson"}
     with client.stream("POST", "/v1/search", json=_request_body(args), headers=headers) as reply:
         if reply.status_code >= 400:
@@ -225,6 +244,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--detail", choices=("brief", "full"), help="answer length (default: fits the question)"
     )
     ask.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    ask.add_argument(
+        "--show-thinking",
+        action="store_true",
+        help="print a reasoning model's thinking on stderr as it streams",
+    )
     ask.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds")
     cli_index.add_parser(sub)
     cli_research.add_parser(sub)

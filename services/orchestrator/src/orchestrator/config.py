@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -14,12 +15,23 @@ from quarry_common.settings import BaseServiceSettings, Port
 
 # Empty (not configured) or an http(s) URL; anything else stops the service at start.
 _HTTP_URL = r"^(https?://\S+)?$"
+# Empty, or comma-separated http(s) URLs (several SearXNG instances).
+_HTTP_URLS = r"^(https?://[^\s,]+(\s*,\s*https?://[^\s,]+)*)?$"
+# A comma-separated list of search backends.
+_BACKENDS = r"^(searxng|brave)(\s*,\s*(searxng|brave))?$"
+# A rate for the limits library: "N/second", "N/minute", "N per 2 seconds", ...; empty = none.
+_RATE = r"^(\d+\s*(/|per)\s*(\d+\s*)?(second|minute|hour|day|month)s?)?$"
 # auto, or a comma-separated list of web and local.
 _SOURCES = r"^(auto|(web|local)(\s*,\s*(web|local))?)$"
 # Tokens of a synthesis prompt that are not evidence: instructions (~350), the history
 # (3 turns of at most 900 characters, ~700), the question and the fences (~250), rounded up.
 PROMPT_RESERVE_TOKENS = 1536
 MIN_EVIDENCE_TOKENS = 512
+# The part of PROMPT_RESERVE_TOKENS that counts on a short history; a longer history (up to
+# ORCHESTRATOR_HISTORY_CHARS) takes its extra tokens from the evidence.
+HISTORY_RESERVE_TOKENS = 700
+# Characters per token when sizing text (the same estimate as agent/evidence.py).
+CHARS_PER_TOKEN = 4
 
 
 def is_loopback(host: str) -> bool:
@@ -44,7 +56,7 @@ class Settings(BaseServiceSettings):
     ranker_addr: str = Field(default="127.0.0.1:50052", validation_alias="RANKER_ADDR")
     # The index service: local documents (CORPUS_DIR, `quarry index`), SearchCorpus/Passages.
     index_addr: str = Field(default="127.0.0.1:50053", validation_alias="INDEX_ADDR")
-    searxng_url: str = Field(default="", pattern=_HTTP_URL, validation_alias="SEARXNG_URL")
+    searxng_url: str = Field(default="", pattern=_HTTP_URLS, validation_alias="SEARXNG_URL")
     llm_provider: Literal["ollama", "openai"] = Field(
         default="openai", validation_alias="LLM_PROVIDER"
     )
@@ -89,6 +101,29 @@ class Settings(BaseServiceSettings):
         default=0.5, ge=0, le=30, validation_alias="SEARXNG_RETRY_BACKOFF_S"
     )
 
+    # --- search backends (ORCHESTRATOR_SEARCH_*, SEARXNG_*, BRAVE_*) ---
+    search_backends: str = Field(default="searxng", pattern=_BACKENDS)
+    # failover: the first backend that answers; merge: all at once, fused by RRF.
+    search_mode: Literal["failover", "merge"] = "failover"
+    # Seconds a search result is served from memory; 0 turns the cache off.
+    search_cache_s: float = Field(default=300.0, ge=0, le=86400)
+    # Process-wide rate per SearXNG instance (limits syntax); Brave has its own below.
+    search_rate_limit: str = Field(default="10/second", pattern=_RATE)
+    # Pick a SearXNG category and time range from the question (a request's own win).
+    search_routing: bool = True
+    # An instance that answered 429 is skipped this long (unless it sent Retry-After).
+    searxng_backoff_s: float = Field(
+        default=30.0, ge=0, le=86400, validation_alias="SEARXNG_BACKOFF_S"
+    )
+    brave_api_key: str = Field(default="", validation_alias="BRAVE_API_KEY")
+    brave_url: str = Field(
+        default="https://api.search.brave.com", pattern=_HTTP_URL, validation_alias="BRAVE_URL"
+    )
+    # Brave's free plan allows 1 request per second.
+    brave_rate_limit: str = Field(
+        default="1/second", pattern=_RATE, validation_alias="BRAVE_RATE_LIMIT"
+    )
+
     # --- agent loop, budgets and limits (ORCHESTRATOR_*) ---
     max_rounds: int = Field(default=3, ge=1, le=10)
     top_urls: int = Field(default=10, ge=1, le=50)
@@ -110,6 +145,8 @@ class Settings(BaseServiceSettings):
     llm_max_inflight: int = Field(default=4, ge=1, le=256)
     session_ttl_s: float = Field(default=1800.0, gt=0)
     session_max_chars: int = Field(default=60_000, ge=1000)
+    # Conversation carried into the planner and the answer (questions + answers); oldest first out.
+    history_chars: int = Field(default=48_000, ge=0, le=1_000_000)
     max_sessions: int = Field(default=1000, ge=1)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
     ready_timeout_s: float = Field(default=2.0, gt=0, le=30)
@@ -137,7 +174,8 @@ class Settings(BaseServiceSettings):
     corpus_top_k: int = Field(default=10, ge=1, le=50)
 
     # --- deep research, the embedded database (ORCHESTRATOR_DATA_DIR, ORCHESTRATOR_RESEARCH_*) ---
-    # Where the SQLite database lives; empty keeps it in memory (a restart forgets every run).
+    # Where the SQLite database lives (research runs and sessions); empty keeps them in memory
+    # (a restart forgets every run and conversation).
     data_dir: str = ""
     research_max_inflight: int = Field(default=2, ge=1, le=64)
     # Finished runs are deleted this long after they finished; 0 keeps them.
@@ -216,6 +254,12 @@ class Settings(BaseServiceSettings):
     # Search snippets kept as evidence beside the passages.
     evidence_snippets: int = Field(default=5, ge=0, le=50)
 
+    # --- degradation (ORCHESTRATOR_WEB_SEARCH, ORCHESTRATOR_ALLOW_UNSOURCED) ---
+    # Web search is an explicit choice: "off" sends nothing to any search engine.
+    web_search: Literal["on", "off"] = "on"
+    # Answer from the model alone, clearly labelled, when search is off, down or finds nothing.
+    allow_unsourced: bool = True
+
     @field_validator("corpus_dir", "data_dir")
     @classmethod
     def _absolute_dir(cls, value: str) -> str:
@@ -233,9 +277,36 @@ class Settings(BaseServiceSettings):
             MIN_EVIDENCE_TOKENS, self.llm_num_ctx - self.llm_max_tokens - PROMPT_RESERVE_TOKENS
         )
 
+    def history_budget_chars(self) -> int:
+        """``history_chars``, capped so the model's context still holds the minimum evidence:
+        a long history takes its tokens from the evidence, never past MIN_EVIDENCE_TOKENS."""
+        room = (
+            self.llm_num_ctx
+            - self.llm_max_tokens
+            - PROMPT_RESERVE_TOKENS
+            - MIN_EVIDENCE_TOKENS
+            + HISTORY_RESERVE_TOKENS
+        )
+        return max(0, min(self.history_chars, room * CHARS_PER_TOKEN))
+
     def default_sources(self) -> tuple[str, ...]:
         """The sources a request without ``options.sources`` searches."""
         if self.sources != "auto":
-            return tuple(dict.fromkeys(s.strip() for s in self.sources.split(",")))
-        picked = (["web"] if self.searxng_url else []) + (["local"] if self.corpus_dir else [])
-        return tuple(picked or ["web"])
+            picked = list(dict.fromkeys(s.strip() for s in self.sources.split(",")))
+        else:
+            web = bool(self.searxng_url) or "brave" in self.backend_names()
+            picked = (["web"] if web else []) + (["local"] if self.corpus_dir else [])
+            picked = picked or ["web"]
+        return self.allowed_sources(picked)
+
+    def searxng_urls(self) -> list[str]:
+        """The SearXNG instances, in failover order."""
+        return [u.strip() for u in self.searxng_url.split(",") if u.strip()]
+
+    def backend_names(self) -> list[str]:
+        """The configured search backends, in order."""
+        return list(dict.fromkeys(b.strip() for b in self.search_backends.split(",")))
+
+    def allowed_sources(self, sources: Sequence[str]) -> tuple[str, ...]:
+        """``sources`` without the web when web search is off (possibly none at all)."""
+        return tuple(s for s in dict.fromkeys(sources) if s != "web" or self.web_search == "on")

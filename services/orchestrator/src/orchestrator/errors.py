@@ -21,6 +21,13 @@ class SessionNotFound(ApiProblem):
     title = "Session not found"
 
 
+class InvalidEdit(ApiProblem):
+    """``edit_turn`` names no turn of an existing session."""
+
+    status = 422
+    title = "Invalid edit"
+
+
 class NotAcceptable(ApiProblem):
     """The Accept header names no representation the API produces."""
 

@@ -14,6 +14,7 @@ API_VERSION: Final = "1"
 
 EventType = Literal[
     "run.started",
+    "memory",
     "progress",
     "plan",
     "clarify",
@@ -25,6 +26,7 @@ EventType = Literal[
     "read.completed",
     "chunks.ranked",
     "sources",
+    "thinking",
     "answer.delta",
     "answer.completed",
     "warning",

@@ -28,11 +28,9 @@ from orchestrator.llm.base import Message
 Stage = Literal["snippets", "chunks"]
 
 # The evidence is sized in tokens before it gets here (agent/evidence.py, the evidence
-# budget); this per-source cap is only a backstop against a runaway source.
+# budget); this per-source cap is only a backstop against a runaway source. The history is
+# bounded by the agent loop (ORCHESTRATOR_HISTORY_CHARS, oldest turns first out).
 MAX_SOURCE_CHARS = 8000
-HISTORY_TURNS = 3
-HISTORY_QUESTION_CHARS = 300
-HISTORY_ANSWER_CHARS = 600
 
 
 class SourceLike(Protocol):
@@ -144,21 +142,25 @@ def fence_sources(sources: Sequence[SourceLike], boundary: str) -> str:
     for n, src in enumerate(sources, start=1):
         body = _defang(_clip(src.text, MAX_SOURCE_CHARS))
         title = _defang(" ".join(src.title.split()))
+        # Evidence carries a publication date when the search backend gave one.
+        published = _defang(str(getattr(src, "published", "") or "")[:40])
+        dated = f"\nPublished: {published}" if published else ""
         blocks.append(
-            f"<<<BEGIN SOURCE {n} {boundary}>>>\nTitle: {title}\nURL: {_defang(src.url)}\n\n"
-            f"{body}\n<<<END SOURCE {n} {boundary}>>>"
+            f"<<<BEGIN SOURCE {n} {boundary}>>>\nTitle: {title}\nURL: {_defang(src.url)}"
+            f"{dated}\n\n{body}\n<<<END SOURCE {n} {boundary}>>>"
         )
     return "\n\n".join(blocks)
 
 
 def _fence_history(history: Sequence[TurnLike], boundary: str) -> str:
-    turns = list(history)[-HISTORY_TURNS:]
+    # The whole history given: the agent loop already fitted it to ORCHESTRATOR_HISTORY_CHARS.
+    turns = list(history)
     if not turns:
         return "Earlier conversation: none."
     lines = []
     for turn in turns:
-        lines.append(f"User: {_defang(_clip(turn.question, HISTORY_QUESTION_CHARS))}")
-        lines.append(f"Assistant: {_defang(_clip(turn.answer, HISTORY_ANSWER_CHARS))}")
+        lines.append(f"User: {_defang(turn.question.strip())}")
+        lines.append(f"Assistant: {_defang(turn.answer.strip())}")
     body = "\n".join(lines)
     return (
         f"Earlier conversation (oldest first):\n<<<BEGIN HISTORY {boundary}>>>\n{body}\n"

@@ -1,4 +1,10 @@
-"""Conversation sessions: in memory, with a TTL, a size budget and one lock per session."""
+"""Conversation sessions: live ones in memory (TTL, size budget, one lock per session), and an
+optional ``SessionDB`` underneath that keeps them across restarts.
+
+Without a database a session is forgotten when it expires or is evicted. With one, memory is
+only a cache of the sessions in use: every change is written through, and a session that is
+not in memory is loaded from the database on its next use.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,9 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, Protocol
+
+Kind = Literal["chat", "research"]
 
 
 @dataclass(frozen=True)
@@ -53,19 +61,55 @@ class Session:
     turns: list[Turn] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     users: int = 0
+    # Set by a rename; otherwise the first question is the title.
+    title: str = ""
+    kind: Kind = "chat"
+
+    @property
+    def updated(self) -> float:
+        """When the last turn was added (the creation time before that)."""
+        return self.turns[-1].at if self.turns else self.created
+
+    def summary(self) -> dict[str, Any]:
+        """The session as ``GET /v1/sessions`` lists it."""
+        first = self.turns[0].question if self.turns else ""
+        return {
+            "session_id": self.id,
+            "title": self.title or first,
+            "type": self.kind,
+            "created": self.created,
+            "updated": self.updated,
+            "turns": len(self.turns),
+        }
 
     def to_json(self) -> dict[str, Any]:
         """The session as the API shows it."""
-        return {
-            "session_id": self.id,
-            "created": self.created,
-            "updated": self.turns[-1].at if self.turns else self.created,
-            "turns": [t.to_json() for t in self.turns],
-        }
+        return {**self.summary(), "turns": [t.to_json() for t in self.turns]}
+
+
+class SessionDB(Protocol):
+    """Where sessions outlive the process (orchestrator.store.sessions implements it)."""
+
+    async def load(self, session_id: str) -> Session | None:
+        """The stored session, or None."""
+        ...
+
+    async def save(self, session: Session) -> None:
+        """Store the session as it is now (its title and every turn)."""
+        ...
+
+    async def delete(self, session_id: str) -> bool:
+        """Forget a stored session; True when there was one."""
+        ...
+
+    async def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """Summaries newest first (by last update), and how many sessions there are."""
+        ...
 
 
 class SessionStore:
-    """Sessions by id. Expired ones vanish; over ``max_sessions`` the least recently used go.
+    """Sessions by id. Expired ones leave memory; over ``max_sessions`` the least recently used
+    go. With a ``db`` they stay stored and come back on their next use.
 
     A session in use (a question holds or awaits its lock) is never evicted, so two requests
     on one id always share one lock. Time is wall-clock for display, monotonic for expiry.
@@ -78,37 +122,77 @@ class SessionStore:
         max_chars: int,
         max_sessions: int,
         clock: Callable[[], float] = time.monotonic,
+        db: SessionDB | None = None,
     ) -> None:
         self._ttl = ttl_s
         self._max_chars = max_chars
         self._max_sessions = max_sessions
         self._clock = clock
+        self._db = db
         self._sessions: OrderedDict[str, Session] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._sessions)
 
+    @property
+    def persistent(self) -> bool:
+        """True when sessions survive restarts."""
+        return self._db is not None
+
     def _expired(self, session: Session) -> bool:
         return session.users == 0 and self._clock() - session.touched > self._ttl
 
-    def get(self, session_id: str) -> Session | None:
-        """The live session with this id, or None."""
+    def cached(self, session_id: str) -> Session | None:
+        """The session if it is in memory now (no database read), else None."""
         session = self._sessions.get(session_id)
         if session is not None and self._expired(session):
             del self._sessions[session_id]
             return None
         return session
 
-    def delete(self, session_id: str) -> bool:
-        """Forget a session; True when there was one."""
-        return self._sessions.pop(session_id, None) is not None
+    async def get(self, session_id: str) -> Session | None:
+        """The session with this id (from memory, else the database), or None."""
+        session = self.cached(session_id)
+        if session is None and self._db is not None:
+            session = await self._db.load(session_id)
+            if session is not None:
+                # another request may have cached it while the database answered
+                session = self._sessions.setdefault(session_id, session)
+                session.touched = self._clock()
+                self._evict()
+        return session
 
-    def _get_or_create(self, session_id: str) -> Session:
-        session = self.get(session_id)
+    async def delete(self, session_id: str) -> bool:
+        """Forget a session; True when there was one."""
+        found = self._sessions.pop(session_id, None) is not None
+        if self._db is not None:
+            found = await self._db.delete(session_id) or found
+        return found
+
+    async def rename(self, session_id: str, title: str) -> Session | None:
+        """Give a session a title; None when there is no such session."""
+        session = await self.get(session_id)
+        if session is None:
+            return None
+        session.title = title
+        await self._save(session)
+        return session
+
+    async def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """Session summaries, newest first, and the total."""
+        if self._db is not None:
+            return await self._db.page(offset, limit)
+        live = [s for s in list(self._sessions.values()) if not self._expired(s) and s.turns]
+        live.sort(key=lambda s: s.updated, reverse=True)
+        return [s.summary() for s in live[offset : offset + limit]], len(live)
+
+    async def _get_or_create(self, session_id: str) -> Session:
+        session = await self.get(session_id)
         now = self._clock()
         if session is None:
-            session = Session(id=session_id, created=time.time(), touched=now)
-            self._sessions[session_id] = session
+            session = self._sessions.setdefault(
+                session_id, Session(id=session_id, created=time.time(), touched=now)
+            )
             self._evict()
         session.touched = now
         self._sessions.move_to_end(session_id)
@@ -126,7 +210,7 @@ class SessionStore:
     @asynccontextmanager
     async def use(self, session_id: str) -> AsyncIterator[Session]:
         """Hold the session's lock for one question (created when new)."""
-        session = self._get_or_create(session_id)
+        session = await self._get_or_create(session_id)
         session.users += 1
         try:
             async with session.lock:
@@ -135,9 +219,19 @@ class SessionStore:
             session.users -= 1
             session.touched = self._clock()
 
-    def add_turn(self, session: Session, turn: Turn) -> None:
-        """Append a turn, then drop the oldest turns until the session fits its budget."""
+    async def add_turn(
+        self, session: Session, turn: Turn, *, replace_from: int | None = None
+    ) -> None:
+        """Append a turn (replacing the turns from index ``replace_from`` on: an edited turn
+        and everything after it), then drop the oldest turns until the session fits."""
+        if replace_from is not None:
+            del session.turns[replace_from:]
         session.turns.append(turn)
         while len(session.turns) > 1 and sum(t.size for t in session.turns) > self._max_chars:
             session.turns.pop(0)
         session.touched = self._clock()
+        await self._save(session)
+
+    async def _save(self, session: Session) -> None:
+        if self._db is not None:
+            await self._db.save(session)

@@ -10,7 +10,8 @@ Usage::
 
 ``results`` is a list of result dicts (see ``searx_result``) or a function of the query that
 returns one; ``mode`` sets the behaviour of every search: ``ok``, ``403`` (JSON output disabled),
-``500``, ``hang`` (no answer until the client gives up) or ``drop`` (connection cut).
+``429`` (its limiter), ``500``, ``hang`` (no answer until the client gives up) or ``drop``
+(connection cut).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from services.orchestrator.tests.fakes._http import (
     TinyHTTPServer,
 )
 
-Mode = Literal["ok", "403", "500", "hang", "drop"]
+Mode = Literal["ok", "403", "429", "500", "hang", "drop"]
 Results = Sequence[dict[str, Any]] | Callable[[str], Sequence[dict[str, Any]]]
 
 # SearXNG's own 403 page when the requested format is not in search.formats.
@@ -141,6 +142,8 @@ class FakeSearxng:
             raise DropConnection
         if mode == "500":
             return Response(500, b"Internal Server Error", "text/html")
+        if mode == "429":  # SearXNG's limiter answers a plain page, no Retry-After
+            return Response(429, b"Too Many Requests", "text/plain")
         if mode == "403" or request.query.get("format") != "json":
             return Response(403, _FORBIDDEN_HTML, "text/html")
         return Response.json(self._page(request.query.get("q", "")))

@@ -8,6 +8,8 @@ import asyncio
 import httpx
 import pytest
 import uvicorn
+from ranker.config import Settings as RankerSettings
+from ranker.server import build_server as build_ranker
 
 from services.orchestrator.tests.fakes._http import Request, Response, TinyHTTPServer
 from services.orchestrator.tests.fakes.fake_llm import Hang, Say
@@ -42,7 +44,7 @@ async def test_llm_down_is_an_error_naming_its_url(world: World) -> None:
 
 @pytest.mark.parametrize("mode", ["down", "403"])
 async def test_searxng_failure_is_an_error_naming_searxng(world: World, mode: str) -> None:
-    async with stack(world) as s:
+    async with stack(world, allow_unsourced=False) as s:
         if mode == "down":
             await s.searx.__aexit__(None, None, None)
         else:
@@ -82,6 +84,14 @@ async def test_readyz_names_dependencies_that_are_down(world: World) -> None:
         down = await bad.client.get("/readyz")
     assert good.status_code == 200, good.text
     assert (down.status_code, down.json()["down"]) == (503, ["llm"])
+    assert good.json()["reconnecting"] == []
+
+
+async def test_readyz_says_which_grpc_dependency_is_reconnecting(world: World) -> None:
+    async with stack(world, reader_addr=f"127.0.0.1:{free_port()}") as s:
+        body = (await s.client.get("/readyz")).json()
+    assert "reader" in body["down"]
+    assert body["reconnecting"] == ["reader"]
 
 
 async def test_readyz_names_the_index_when_it_is_down(world: World) -> None:
@@ -173,7 +183,8 @@ async def test_disconnect_during_reads_cancels_the_readers_fetches(world: World)
 
 
 async def test_hanging_searxng_ends_in_an_error_not_a_hang(world: World) -> None:
-    async with stack(world, searxng_timeout_s=0.3, searxng_retry_backoff_s=0.01) as s:
+    settings = {"searxng_timeout_s": 0.3, "searxng_retry_backoff_s": 0.01}
+    async with stack(world, allow_unsourced=False, **settings) as s:
         s.searx.mode = "hang"
         events = await asyncio.wait_for(s.ask(), 10)
     (error,) = of(events, "error")
@@ -182,9 +193,39 @@ async def test_hanging_searxng_ends_in_an_error_not_a_hang(world: World) -> None
 
 
 async def test_hanging_llm_ends_in_an_error_naming_it(world: World) -> None:
-    async with stack(world, llm_timeout_s=0.3) as s:
-        s.llm.queue("plan", Hang())
+    async with stack(world, llm_first_token_timeout_s=0.3) as s:
+        s.llm.queue("judge", judge("sufficient"))
+        s.llm.queue("synthesis", Hang())
         events = await asyncio.wait_for(s.ask(), 10)
     (error,) = of(events, "error")
     assert error["code"] == "llm_unavailable"
     assert s.llm.url in error["message"]
+
+
+async def test_a_restarted_ranker_is_used_again_and_readyz_says_while_it_reconnects(
+    world: World,
+) -> None:
+    port = free_port()
+    ranker = build_ranker(RankerSettings(port=port))
+    await ranker.start()
+    async with stack(world, ranker_addr=f"127.0.0.1:{port}") as s:
+        s.llm.queue("judge", judge("sufficient"))
+        before = await s.ask()
+        await ranker.stop(0)
+        down = (await s.client.get("/readyz")).json()
+        ranker = build_ranker(RankerSettings(port=port))
+        await ranker.start()
+        try:
+            # the channel retries within a second; poll readiness rather than assert a time
+            async with asyncio.timeout(15):
+                while (ready := (await s.client.get("/readyz")).json())["down"]:  # noqa: ASYNC110
+                    await asyncio.sleep(0.1)
+            s.llm.queue("judge", judge("sufficient"))
+            after = await s.ask()
+        finally:
+            await ranker.stop(0)
+    assert of(before, "rank.completed")[0]["ranked_by"] == "ranker"
+    assert "ranker" in down["down"]
+    assert down["reconnecting"] == ["ranker"]
+    assert ready["reconnecting"] == []
+    assert of(after, "rank.completed")[0]["ranked_by"] == "ranker"

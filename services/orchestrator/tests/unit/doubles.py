@@ -169,6 +169,7 @@ class ScriptedBrain:
     invalid: bool = False
     judged: list[list[Evidence]] = field(default_factory=list)
     inflight: int = 0
+    conversed: list[str] = field(default_factory=list)
     details: list[str | None] = field(default_factory=list)
 
     def _check_up(self) -> None:
@@ -223,6 +224,12 @@ class ScriptedBrain:
         finally:
             self.inflight -= 1
 
+    def converse(
+        self, question: str, history: Sequence[Turn], *, purpose: str, timeout: float
+    ) -> AsyncIterator[str]:
+        self.conversed.append(purpose)
+        return self.answer(question, [], history, timeout=timeout)
+
     def check(self, answer: str, sources: Sequence[Evidence]) -> Checked:
         numbers = [int(n) for n in re.findall(r"\[(\d+)\]", answer)]
         cited = sorted({n for n in numbers if 1 <= n <= len(sources)})
@@ -251,6 +258,7 @@ class ScriptedSearcher:
         categories: str | None = None,
         language: str | None = None,
         time_range: str | None = None,
+        cache: bool = True,
     ) -> SearchResponse:
         self.queries.append(query)
         if self.down:

@@ -257,6 +257,7 @@ async def test_readyz_names_what_is_down_and_does_not_hang() -> None:
     }
     # The LLM not answering is most often the embedded model still loading: say so.
     assert "loading" in body["detail"]
+    assert body["web_search"] == "on"
     assert health.json() == {"status": "ok"}
 
 

@@ -159,3 +159,25 @@ def test_bad_usage_exits_2() -> None:
     code, _, err = _run("http://127.0.0.1:1", "ask", "   ")
     assert code == cli.EXIT_USAGE
     assert "empty" in err
+
+
+THINKING: Script = [
+    ("run.started", {}),
+    ("sources", {"sources": []}),
+    ("thinking", {"text": "weighing the Moon "}),
+    ("thinking", {"text": "against the Sun"}),
+    ("answer.delta", {"text": "Tides follow the Moon."}),
+    ("answer.completed", {"text": "Tides follow the Moon.", "cited": []}),
+    ("run.completed", {"status": "answered"}),
+]
+
+
+@pytest.mark.parametrize("show", [True, False])
+def test_show_thinking_prints_it_on_stderr_only(api: str, show: bool) -> None:
+    _Handler.script = THINKING
+    flags = ["--show-thinking"] if show else []
+    code, out, err = _run(api, "ask", "tides?", *flags)
+    assert code == cli.EXIT_OK
+    assert out.startswith("Tides follow the Moon.")
+    assert "weighing" not in out
+    assert ("thinking: weighing the Moon against the Sun" in err) is show

@@ -182,8 +182,8 @@ async def test_llm_down_is_an_error_naming_the_llm_url() -> None:
     assert first(events, "run.completed").data["status"] == "error"
 
 
-async def test_searxng_down_is_an_error_naming_searxng() -> None:
-    async with harness(searcher=ScriptedSearcher(down=True)) as h:
+async def test_searxng_down_is_an_error_naming_searxng_when_unsourced_is_off() -> None:
+    async with harness(searcher=ScriptedSearcher(down=True), allow_unsourced=False) as h:
         events = await h.run()
     error = first(events, "error").data
     assert error["code"] == "search_unavailable"
@@ -281,9 +281,9 @@ async def test_a_rewrite_that_finds_nothing_falls_back_to_the_question() -> None
     }
 
 
-async def test_no_results_for_the_question_itself_is_still_an_error() -> None:
+async def test_no_results_for_the_question_itself_is_an_error_when_unsourced_is_off() -> None:
     searcher = ScriptedSearcher(default=[])
-    async with harness(searcher=searcher) as h:
+    async with harness(searcher=searcher, allow_unsourced=False) as h:
         events = await h.run("what is quarry")
     assert h.searcher.queries == ["what is quarry"]
     assert first(events, "error").data["code"] == "no_results"

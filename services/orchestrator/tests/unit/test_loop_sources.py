@@ -85,7 +85,7 @@ async def test_corpus_down_still_answers_from_the_web_with_a_warning() -> None:
 
 
 async def test_local_only_with_the_corpus_down_is_an_error() -> None:
-    async with harness(ranker_up=False) as h:
+    async with harness(ranker_up=False, allow_unsourced=False) as h:
         events = await h.run("tides", sources=("local",))
     error = first(events, "error").data
     assert error["code"] == "search_unavailable"

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from datetime import date
 
 from orchestrator.prompts import (
-    HISTORY_TURNS,
     JUDGE_SYSTEM,
     PLAN_SYSTEM,
     SYNTHESIS_SYSTEM,
@@ -135,13 +134,13 @@ def test_the_planner_describes_its_fields_in_the_order_it_writes_them() -> None:
     assert positions == sorted(positions)
 
 
-def test_history_is_bounded_and_fenced() -> None:
+def test_history_is_whole_and_fenced() -> None:
+    # The loop fits the history to its character budget; the prompt shows all it is given.
     turns = [Turn(f"question {i}", f"answer {i} " + "x" * 2000) for i in range(6)]
     content = plan_messages("and it?", turns, today=TODAY)[1]["content"]
-    assert "question 0" not in content
-    for i in range(6 - HISTORY_TURNS, 6):
+    for i in range(6):
         assert f"User: question {i}" in content
-    assert "x" * 700 not in content  # answers are clipped
+    assert "x" * 2000 in content  # answers are not clipped
     assert re.search(r"<<<BEGIN HISTORY [0-9a-f]{16}>>>", content)
     empty = plan_messages("q", [], today=TODAY)[1]["content"]
     assert "Earlier conversation: none." in empty

@@ -72,8 +72,10 @@ async def test_403_says_json_output_is_disabled(http: httpx.AsyncClient) -> None
         with pytest.raises(SearxngError) as err:
             await client(sx.url, http).search("q")
     message = str(err.value)
-    assert "JSON output is disabled in SearXNG's settings" in message
-    assert "search.formats" in message
+    assert "JSON output is disabled" in message
+    # the exact settings.yml lines to add
+    assert "search:\n  formats:\n    - html\n    - json" in message
+    assert "settings.yml" in message
     assert sx.url in message
     assert len(sx.searches) == 1  # no retry on 4xx
 

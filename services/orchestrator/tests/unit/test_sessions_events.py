@@ -28,18 +28,18 @@ async def test_sessions_expire_after_the_ttl() -> None:
     clock = Clock()
     store = SessionStore(ttl_s=10, max_chars=10_000, max_sessions=10, clock=clock)
     async with store.use("s") as session:
-        store.add_turn(session, turn("q1"))
+        await store.add_turn(session, turn("q1"))
     clock.now += 9
-    assert store.get("s") is not None
+    assert await store.get("s") is not None
     clock.now += 11
-    assert store.get("s") is None
+    assert await store.get("s") is None
 
 
 async def test_oldest_turns_go_first_when_over_the_size_budget() -> None:
     store = SessionStore(ttl_s=60, max_chars=1000, max_sessions=10)
     async with store.use("s") as session:
         for i in range(5):
-            store.add_turn(session, turn(f"question {i}", "x" * 300))
+            await store.add_turn(session, turn(f"question {i}", "x" * 300))
     kept = [t.question for t in session.turns]
     assert kept == ["question 2", "question 3", "question 4"]
     assert sum(t.size for t in session.turns) <= 1000
@@ -51,8 +51,8 @@ async def test_least_recently_used_sessions_are_evicted_but_never_one_in_use() -
         for sid in ("a", "b", "c"):
             async with store.use(sid):
                 pass
-        assert store.get("busy") is not None
-    assert store.get("a") is None
+        assert await store.get("busy") is not None
+    assert await store.get("a") is None
     assert len(store) == 2
 
 

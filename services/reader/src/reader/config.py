@@ -40,6 +40,11 @@ class Settings(BaseServiceSettings):
     extract_timeout_s: float = Field(default=6.0, gt=0, le=120)
     # Extractions allowed to wait for a worker beyond those running; more fail fast.
     queue_size: int = Field(default=32, ge=0, le=10_000)
+    # Hostile PDFs: pages extracted per PDF, and time per PDF (the rest is cut, text kept).
+    pdf_max_pages: int = Field(default=100, ge=1, le=100_000)
+    pdf_timeout_s: float = Field(default=3.0, gt=0, le=120)
+    # A worker above this resident memory after a page is replaced (it keeps the page's memory).
+    recycle_rss_mb: int = Field(default=250, ge=0, le=65536)
     cache_enabled: bool = True
     cache_ttl_s: float = Field(default=600.0, ge=0)
     cache_size: int = Field(default=256, ge=1, le=100_000)

@@ -29,6 +29,9 @@ DEADLINE_MARGIN_S = 0.05
 # Time kept for extraction when a body is still arriving near the deadline (typical pages
 # extract in 10-100 ms; big ones in about a second).
 EXTRACT_RESERVE_S = 1.5
+# Time past READER_PDF_TIMEOUT_S before a PDF's worker is killed: the page in progress may
+# finish and the text extracted so far come back.
+PDF_KILL_MARGIN_S = 1.0
 
 
 class Runner(Protocol):
@@ -38,8 +41,10 @@ class Runner(Protocol):
     def saturated(self) -> bool:
         """True when a new job would be refused right now."""
 
-    async def run(self, job: Any, timeout_s: float | None = None) -> Any:
-        """Run ``job`` in a worker."""
+    async def run(
+        self, job: Any, timeout_s: float | None = None, *, key: str = "", heavy: bool = False
+    ) -> Any:
+        """Run ``job`` in a worker (``key``: who asked, for fairness; ``heavy``: a PDF)."""
 
 
 class Reader:
@@ -70,8 +75,11 @@ class Reader:
         timeout_s: float | None = None,
         max_bytes: int | None = None,
         deadline_s: float | None = None,
+        key: str = "",
     ) -> ReadResult:
         """Fetch and extract ``url``; every per-URL failure comes back as a status.
+
+        ``key`` names the question asking: the extraction workers are shared fairly by key.
 
         Raises:
             Overloaded: the extraction queue is full.
@@ -95,8 +103,8 @@ class Reader:
         try:
             async with asyncio.timeout(budget):
                 fetched = await self._fetcher.fetch(target.url, limits)
-                job = Job(fetched.body, fetched.kind, fetched.final_url, fetched.charset)
-                extracted = await self._extract(job, end - loop.time())
+                job = self._job(fetched.body, fetched.kind, fetched.final_url, fetched.charset)
+                extracted = await self._extract(job, end - loop.time(), key)
         except TimeoutError:
             return _failed(url, ReadFailure(Status.TIMEOUT, "timed out"), fetched)
         except ReadFailure as failure:
@@ -120,7 +128,13 @@ class Reader:
         return result
 
     async def extract(
-        self, body: bytes, *, url: str = "", content_type: str = "", deadline_s: float | None = None
+        self,
+        body: bytes,
+        *,
+        url: str = "",
+        content_type: str = "",
+        deadline_s: float | None = None,
+        key: str = "",
     ) -> ReadResult:
         """Extract a document the caller already has (no network).
 
@@ -138,7 +152,8 @@ class Reader:
         page_url = url if 0 < len(url) <= MAX_URL_LENGTH else ""
         try:
             async with asyncio.timeout(self._budget(None, deadline_s)):
-                extracted = await self._extract(Job(body[:cap], kind, page_url, charset), None)
+                job = self._job(body[:cap], kind, page_url, charset)
+                extracted = await self._extract(job, None, key)
         except TimeoutError:
             return ReadResult(Status.TIMEOUT, url, error="timed out")
         except ReadFailure as failure:
@@ -152,9 +167,19 @@ class Reader:
             truncated=truncated,
         )
 
-    async def _extract(self, job: Job, timeout_s: float | None) -> Extracted:
+    def _job(self, body: bytes, kind: Kind, url: str, charset: str | None) -> Job:
+        if kind is not Kind.PDF:
+            return Job(body, kind, url, charset)
+        s = self._settings
+        return Job(body, kind, url, charset, s.pdf_max_pages, s.pdf_timeout_s)
+
+    async def _extract(self, job: Job, timeout_s: float | None, key: str) -> Extracted:
+        heavy = job.kind is Kind.PDF
+        if heavy:  # the in-worker bound stops between pages; this one kills a stuck page
+            limit = self._settings.pdf_timeout_s + PDF_KILL_MARGIN_S
+            timeout_s = limit if timeout_s is None else min(timeout_s, limit)
         try:
-            extracted: Extracted = await self._pool.run(job, timeout_s)
+            extracted: Extracted = await self._pool.run(job, timeout_s, key=key, heavy=heavy)
         except ExtractionTimeout:
             raise ReadFailure(Status.TIMEOUT, "extraction timed out") from None
         except (ExtractionFailed, WorkerCrashed):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,9 @@ class Job:
     kind: Kind
     url: str = ""
     charset: str | None = None
+    # PDF bounds: at most this many pages (0: all), stop after this many seconds (0: never).
+    max_pages: int = 0
+    time_limit_s: float = 0.0
 
 
 def _main_text(tree: Any, url: str | None) -> str:
@@ -81,10 +85,20 @@ def extract_html(html: str, url: str | None = None) -> Extracted:
     )
 
 
-def extract_pdf(body: bytes) -> Extracted:
-    """Extract the text layer of a PDF, page by page, and its title metadata."""
+def extract_pdf(body: bytes, max_pages: int = 0, time_limit_s: float = 0.0) -> Extracted:
+    """Extract the text layer of a PDF, page by page, and its title metadata.
+
+    Hostile PDFs (thousands of pages, pages of millions of operators) are bounded: at most
+    ``max_pages`` pages, and no page is started after ``time_limit_s``; what was extracted by
+    then is kept (the pool's time limit still kills a single page that never ends).
+    """
+    end = time.monotonic() + time_limit_s if time_limit_s else None
     reader = PdfReader(io.BytesIO(body))
-    pages = [(page.extract_text() or "").strip() for page in reader.pages]
+    pages: list[str] = []
+    for number, page in enumerate(reader.pages):
+        if (max_pages and number >= max_pages) or (end is not None and time.monotonic() > end):
+            break
+        pages.append((page.extract_text() or "").strip())
     text = _BLANK_RUNS.sub("\n\n", "\n\n".join(p for p in pages if p)).strip()
     meta = reader.metadata
     title = str(meta.title or "") if meta is not None else ""
@@ -106,7 +120,7 @@ def _pdf_date(meta: Any) -> str:
 def extract(job: Job) -> Extracted:
     """Extract one document according to its kind."""
     if job.kind is Kind.PDF:
-        return extract_pdf(job.body)
+        return extract_pdf(job.body, job.max_pages, job.time_limit_s)
     text = decode(job.body, job.charset)
     if job.kind is Kind.TEXT:
         return Extracted(markdown=text.strip())

@@ -3,6 +3,13 @@
 Unlike ``ProcessPoolExecutor``, each job has a time limit after which its worker process is
 killed and replaced; the rest of the pool keeps serving. Admission is bounded: beyond
 ``workers + queue_size`` jobs in flight, :meth:`ExtractorPool.run` fails fast.
+
+One hostile page must not starve everyone (measured: two PDF bombs in flight made every other
+question's reads wait ~8 s on a pool of 2). So a free worker goes to the waiting job whose
+``key`` (one question) has the fewest jobs running, not to the oldest job; "heavy" jobs (PDFs)
+may hold at most ``workers - 1`` workers, so light pages always find one; and a worker whose
+resident memory grew past ``recycle_rss_mb`` is replaced after its job, because lxml and pypdf
+keep the memory of a hostile page (~300 MB after one 2 MB page; ~60 MB when warm).
 """
 
 from __future__ import annotations
@@ -11,14 +18,17 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Any
 
 from reader.errors import ExtractionFailed, ExtractionTimeout, Overloaded, PoolClosed, WorkerCrashed
+from reader.fair import FairQueue
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +38,8 @@ _CTX = multiprocessing.get_context("spawn")
 WARM_UP_TIMEOUT_S = 60.0
 # Tries (with 1, 2, 4... s pauses) to start a replacement worker before the pool runs short.
 _REPLACE_ATTEMPTS = 5
+# Memory page size, for reading a worker's resident set from /proc.
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 # How long a retiring worker may take to exit before it is killed.
 _EXIT_GRACE_S = 1.0
 
@@ -58,6 +70,9 @@ class _Worker:
     process: BaseProcess
     conn: Connection
     jobs: int = field(default=0)
+    # The job it runs now: whose (fairness key) and whether heavy.
+    key: str = ""
+    heavy: bool = False
 
     def roundtrip(self, job: Any) -> tuple[str, Any]:
         """Send one job and block until its reply (runs in a thread)."""
@@ -80,6 +95,15 @@ class _Worker:
         self.kill()
 
 
+def rss_mb(worker: _Worker) -> int:
+    """The worker's resident memory in MiB (0 where /proc cannot tell)."""
+    try:
+        pages = int(Path(f"/proc/{worker.process.pid}/statm").read_bytes().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return pages * _PAGE_BYTES // (1024 * 1024)
+
+
 class ExtractorPool:
     """``workers`` processes running ``fn``; each job limited to ``timeout_s``.
 
@@ -90,6 +114,8 @@ class ExtractorPool:
         queue_size: jobs allowed to wait for a worker; more raise :class:`Overloaded`.
         warm_job: a job run once in each new worker before it takes real work.
         max_jobs: recycle a worker after this many jobs (0: never); bounds memory growth.
+        recycle_rss_mb: recycle a worker whose resident memory is above this after a job
+            (0: never; Linux only, read from /proc).
     """
 
     def __init__(
@@ -101,6 +127,7 @@ class ExtractorPool:
         queue_size: int,
         warm_job: Any = None,
         max_jobs: int = 0,
+        recycle_rss_mb: int = 0,
     ) -> None:
         self._fn = fn
         self._size = workers
@@ -108,7 +135,9 @@ class ExtractorPool:
         self._capacity = workers + queue_size
         self._warm_job = warm_job
         self._max_jobs = max_jobs
-        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._recycle_rss_mb = recycle_rss_mb
+        self._idle: list[_Worker] = []
+        self._fair = FairQueue(heavy_cap=max(1, workers - 1))
         self._all: set[_Worker] = set()
         self._pending = 0
         self._closed = False
@@ -150,7 +179,19 @@ class ExtractorPool:
         if self._closed:
             self._discard(worker)
             return
-        self._idle.put_nowait(worker)
+        self._idle.append(worker)
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Hand idle workers to the waiting jobs the fair queue picks."""
+        while self._idle:
+            waiter = self._fair.pop()
+            if waiter is None:
+                return
+            worker = self._idle.pop()
+            worker.key, worker.heavy = waiter.key, waiter.heavy
+            self._fair.started(waiter.key, heavy=waiter.heavy)
+            waiter.future.set_result(worker)
 
     def _discard(self, worker: _Worker) -> None:
         self._all.discard(worker)
@@ -179,8 +220,13 @@ class ExtractorPool:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def run(self, job: Any, timeout_s: float | None = None) -> Any:
+    async def run(
+        self, job: Any, timeout_s: float | None = None, *, key: str = "", heavy: bool = False
+    ) -> Any:
         """Run ``job`` in a worker within ``min(timeout_s, the pool's limit)`` seconds.
+
+        ``key`` names who asked (one question): workers are shared fairly between keys.
+        ``heavy`` jobs (PDFs) never hold every worker at once.
 
         Raises:
             Overloaded: too many jobs in flight.
@@ -194,10 +240,23 @@ class ExtractorPool:
             raise Overloaded
         self._pending += 1
         try:
-            worker = await self._idle.get()
+            worker = await self._acquire(key, heavy)
             return await self._run_on(worker, job, timeout_s)
         finally:
             self._pending -= 1
+
+    async def _acquire(self, key: str, heavy: bool) -> _Worker:
+        waiter = self._fair.push(key, heavy, asyncio.get_running_loop().create_future())
+        self._dispatch()
+        try:
+            worker: _Worker = await waiter.future
+        except asyncio.CancelledError:
+            if waiter.future.done() and not waiter.future.cancelled():
+                self._release(waiter.future.result(), healthy=True, counted=False)
+            else:
+                self._fair.discard(waiter)
+            raise
+        return worker
 
     async def _run_on(self, worker: _Worker, job: Any, timeout_s: float | None) -> Any:
         limit = max(self._timeout_s if timeout_s is None else min(timeout_s, self._timeout_s), 0)
@@ -231,15 +290,21 @@ class ExtractorPool:
             raise ExtractionFailed(str(value))
         return value
 
-    def _release(self, worker: _Worker, *, healthy: bool) -> None:
+    def _release(self, worker: _Worker, *, healthy: bool, counted: bool = True) -> None:
         """Return a worker after a job: back to idle, recycled, or killed and replaced."""
-        worker.jobs += 1
+        self._fair.finished(worker.key, heavy=worker.heavy)
+        worker.jobs += counted
         if not healthy or self._closed:
             self._replace(worker, kill=True)
         elif self._max_jobs and worker.jobs >= self._max_jobs:
             self._replace(worker, kill=False)
+        elif counted and self._recycle_rss_mb and (rss := rss_mb(worker)) > self._recycle_rss_mb:
+            logger.info("recycling an extraction worker after a heavy page",
+                        extra={"rss_mb": rss})  # fmt: skip
+            self._replace(worker, kill=False)
         else:
-            self._idle.put_nowait(worker)
+            self._idle.append(worker)
+            self._dispatch()
 
     def _adopt(self, worker: _Worker, call: asyncio.Future[Any], deadline: float) -> None:
         """Wait in the background for an abandoned job, then release its worker."""
@@ -262,6 +327,7 @@ class ExtractorPool:
     async def close(self) -> None:
         """Stop taking work, cancel replacements and stop every worker."""
         self._closed = True
+        self._fair.fail_all(PoolClosed())
         # Cancelling a task may start another (a release replaces its worker): drain them all.
         while self._background:
             tasks = list(self._background)

@@ -64,5 +64,6 @@ def build_server(
             queue_size=settings.queue_size,
             warm_job=WARM_JOB,
             max_jobs=WORKER_MAX_JOBS,
+            recycle_rss_mb=settings.recycle_rss_mb,
         )
     return ReaderServer(settings, pool, resolver)

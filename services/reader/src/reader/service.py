@@ -20,6 +20,8 @@ logger = logging.getLogger(__name__)
 
 # Longer than any URL we would fetch: such a field is a malformed request, not a bad URL.
 MAX_URL_FIELD = 8 * MAX_URL_LENGTH
+# gRPC metadata naming the question a read belongs to (sent by the orchestrator).
+FAIR_KEY_HEADER = "x-quarry-run"
 
 ReadContext = grpc.aio.ServicerContext[reader_pb2.ReadRequest, reader_pb2.ReadResponse]
 ExtractContext = grpc.aio.ServicerContext[reader_pb2.ExtractRequest, reader_pb2.ReadResponse]
@@ -67,6 +69,18 @@ def _annotate(result: ReadResult) -> None:
         span.set_attribute("http.response.status_code", result.http_status)
 
 
+def fair_key(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    """Who is asking, for a fair share of the extraction workers: the question's id that the
+    orchestrator sends as ``x-quarry-run`` metadata, else the caller's trace, else its peer."""
+    for key, value in context.invocation_metadata() or ():
+        if key == FAIR_KEY_HEADER and isinstance(value, str):
+            return value[:128]
+    span = trace.get_current_span().get_span_context()
+    if span.is_valid:
+        return format(span.trace_id, "032x")
+    return str(context.peer() or "")
+
+
 class ReaderServicer(reader_pb2_grpc.ReaderServicer):
     """The reader's RPCs over a :class:`Reader`."""
 
@@ -88,6 +102,7 @@ class ReaderServicer(reader_pb2_grpc.ReaderServicer):
                 timeout_s=request.timeout_ms / 1000 if request.HasField("timeout_ms") else None,
                 max_bytes=request.max_bytes if request.HasField("max_bytes") else None,
                 deadline_s=context.time_remaining(),
+                key=fair_key(context),
             )
         except (Overloaded, PoolClosed):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "reader is overloaded")
@@ -118,6 +133,7 @@ class ReaderServicer(reader_pb2_grpc.ReaderServicer):
                 url=request.url,
                 content_type=request.content_type,
                 deadline_s=context.time_remaining(),
+                key=fair_key(context),
             )
         except (Overloaded, PoolClosed):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "reader is overloaded")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing
 from datetime import UTC, datetime
 from typing import Literal, TypeVar
 
@@ -13,12 +15,14 @@ from orchestrator.agent.domain import Evidence
 from orchestrator.agent.ports import Checked, Decision
 from orchestrator.citations import check_citations
 from orchestrator.config import Settings
-from orchestrator.llm.base import LLMClient, Message
+from orchestrator.llm.base import LLMClient, LLMTimeout, Message
 from orchestrator.prompts import judge_messages, plan_messages, synthesis_messages
+from orchestrator.prompts_chat import conversation_messages, unsourced_messages
 from orchestrator.schemas import Judgement, Plan
 from orchestrator.sessions import Turn
 from orchestrator.structured import default_judgement, default_plan, structured_call
 
+logger = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -44,11 +48,7 @@ class LLMBrain:
     ) -> Decision[Plan]:
         """Clarify, answer from history, or search with an optimised query."""
         messages = plan_messages(question, history, today=_today().date())
-        async with self._limit:
-            result = await structured_call(
-                self._llm, messages, Plan, default_plan(), timeout=timeout
-            )
-        return Decision(result.value, result.used_default, result.attempts)
+        return await self._decide(messages, Plan, default_plan(), timeout)
 
     async def judge(
         self,
@@ -63,10 +63,18 @@ class LLMBrain:
         messages = judge_messages(
             question, evidence, stage=stage, today=_today().date(), boundary=boundary
         )
-        async with self._limit:
-            result = await structured_call(
-                self._llm, messages, Judgement, default_judgement(), timeout=timeout
-            )
+        return await self._decide(messages, Judgement, default_judgement(), timeout)
+
+    async def _decide(
+        self, messages: list[Message], model: type[M], default: M, timeout: float
+    ) -> Decision[M]:
+        """One structured call; past LLM_TIMEOUT_S the safe default, so the run goes on."""
+        try:
+            async with self._limit:
+                result = await structured_call(self._llm, messages, model, default, timeout=timeout)
+        except LLMTimeout as err:
+            logger.warning("structured call timed out; default used", extra={"error": str(err)})
+            return Decision(default, used_default=True, attempts=1, timed_out=True)
         return Decision(result.value, result.used_default, result.attempts)
 
     async def answer(
@@ -83,8 +91,31 @@ class LLMBrain:
         messages = synthesis_messages(
             question, sources, history, today=_today().date(), boundary=boundary, detail=detail
         )
+        async with aclosing(self._stream(messages, timeout)) as stream:
+            async for delta in stream:
+                yield delta
+
+    async def converse(
+        self,
+        question: str,
+        history: Sequence[Turn],
+        *,
+        purpose: Literal["unsourced", "conversation"],
+        timeout: float,
+    ) -> AsyncIterator[str]:
+        """Stream an answer with no sources (own knowledge, or about the conversation)."""
+        build = unsourced_messages if purpose == "unsourced" else conversation_messages
+        messages = build(question, history, today=_today().date())
+        async with aclosing(self._stream(messages, timeout)) as stream:
+            async for delta in stream:
+                yield delta
+
+    async def _stream(self, messages: list[Message], timeout: float) -> AsyncGenerator[str]:
+        # the semaphore is held until the stream ends or is closed
         async with self._limit:
-            stream = self._llm.stream_chat(messages, timeout=timeout)
+            # Thinking comes along (as Thought deltas): forwarded as `thinking` events, never
+            # part of the answer or the citation check.
+            stream = self._llm.stream_chat(messages, timeout=timeout, thoughts=True)
             try:
                 async for delta in stream:
                     yield delta

@@ -7,6 +7,10 @@ into these exceptions, so a new search backend or ranker is one new adapter.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
+
+#: Why a search failed: what the caller does next depends on it (429: back off, next instance).
+ErrorKind = Literal["unreachable", "timeout", "forbidden", "rate_limited", "bad_reply", "config"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,13 @@ class SearchResponse:
     # (engine, reason) as the engine reports them, e.g. ("brave", "timeout")
     unresponsive_reasons: list[tuple[str, str]] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)
+    # Which backend answered (e.g. "searxng", "searxng@10.0.0.2:8888", "brave"); set by the
+    # search service, with "+" between names when results were merged.
+    backend: str = ""
+    # Served from the search-result cache.
+    cached: bool = False
+    # What the backend said about its quota (e.g. Brave's monthly requests left).
+    quota: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -86,6 +97,8 @@ class Evidence:
     kind: str = "chunk"
     # The separate texts ``text`` joins (passages, snippet), as shown to the user.
     passages: tuple[str, ...] = ()
+    # When the page says it was published (as the search backend gave it), if known.
+    published: str = ""
 
     @property
     def parts(self) -> tuple[str, ...]:
@@ -94,11 +107,21 @@ class Evidence:
 
 
 class SearchFailed(Exception):
-    """The search engine could not be reached or refused; the message is safe to show."""
+    """A search backend could not be reached or refused; the message is safe to show and says
+    what to do. ``kind`` says why (a 429 is ``rate_limited``, with ``retry_after_s`` if known)."""
 
-    def __init__(self, message: str, url: str) -> None:
+    def __init__(
+        self,
+        message: str,
+        url: str,
+        kind: ErrorKind = "bad_reply",
+        *,
+        retry_after_s: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.url = url
+        self.kind = kind
+        self.retry_after_s = retry_after_s
 
 
 class ReaderUnavailable(Exception):

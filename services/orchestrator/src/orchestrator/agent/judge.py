@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from orchestrator.agent.domain import Evidence
-from orchestrator.agent.plan import INVALID_OUTPUT
+from orchestrator.agent.plan import INVALID_OUTPUT, LLM_TIMEOUT
 from orchestrator.agent.state import RunState
 from orchestrator.schemas import Judgement
 
@@ -32,7 +32,9 @@ async def judge_step(
         span.set_attribute("ae.verdict", verdict.sufficiency)
         span.set_attribute("ae.gap_queries", len(gaps))
         span.set_attribute("ae.used_default", decision.used_default)
-    if decision.used_default:
+    if decision.timed_out:
+        state.sink.warn("llm_timeout", LLM_TIMEOUT)
+    elif decision.used_default:
         state.sink.warn("llm_invalid_output", INVALID_OUTPUT)
     state.sink.emit(
         "judge",

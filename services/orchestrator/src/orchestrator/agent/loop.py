@@ -8,14 +8,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.agent import smalltalk
 from orchestrator.agent.domain import Evidence, SearchHit
 from orchestrator.agent.judge import judge_step
+from orchestrator.agent.memory import fit
 from orchestrator.agent.plan import plan_step
 from orchestrator.agent.read import cancel_and_wait, chunks_step, read_pages
 from orchestrator.agent.search import rank_step, search_step
 from orchestrator.agent.state import Deps, RunOptions, RunState
 from orchestrator.agent.synthesise import synthesise
+from orchestrator.agent.unsourced import DEGRADABLE, answer_without_sources
 from orchestrator.budget import Deadline
+from orchestrator.clients.reader import RUN_KEY
 from orchestrator.errors import RunFailed
 from orchestrator.events import API_VERSION, EventSink, RunStatus
 from orchestrator.llm.base import LLMError
@@ -25,6 +29,7 @@ logger = logging.getLogger(__name__)
 
 READER_DOWN = "The reader is unavailable; answering from snippets."
 NOTHING_READ = "The reader could not read any page; answering from snippets."
+SEARCH_OFF = "Web search is off (ORCHESTRATOR_WEB_SEARCH=off) and no local documents are searched."
 LLM_LOADING = (
     "The language model is still loading; the question starts when it is ready (up to {limit:g} s)."
 )
@@ -182,8 +187,18 @@ async def _wait_for_llm(state: RunState) -> None:
 
 async def _run(state: RunState, outcome: RunOutcome) -> None:
     await _wait_for_llm(state)
+    if (kind := smalltalk.classify(state.question)) is not None:
+        # Greetings, thanks, "what did I ask?": no plan, no search, nothing leaves the machine.
+        with state.stage("smalltalk", kind=kind):
+            outcome.answer = await answer_without_sources(state, "conversation")
+        outcome.status = "answered"
+        return
+    if not state.options.sources:
+        await _unsourced(state, outcome, RunFailed("search_off", SEARCH_OFF))
+        return
     reserve = state.settings.synthesis_reserve_s
     evidence: list[Evidence] = []
+    failed: RunFailed | None = None
     try:
         async with asyncio.timeout_at(state.deadline.at - reserve):
             plan = await plan_step(state)
@@ -197,8 +212,11 @@ async def _run(state: RunState, outcome: RunOutcome) -> None:
                 outcome.status = "from_history"
             else:
                 query = (plan.optimized_query or "").strip() or state.question
-                evidence = await _research(state, query)
                 outcome.status = "answered"
+                try:
+                    evidence = await _research(state, query)
+                except RunFailed as err:
+                    failed = err
     except TimeoutError:
         state.sink.warn(
             "budget_exhausted",
@@ -208,11 +226,22 @@ async def _run(state: RunState, outcome: RunOutcome) -> None:
         evidence = state.best_evidence()
         outcome.status = "answered"
         if not evidence:
-            raise RunFailed(
+            failed = RunFailed(
                 "budget_exhausted", "The time budget ran out before any evidence was found."
-            ) from None
+            )
+    if failed is not None:  # outside the research deadline: the answer gets the reserve
+        await _unsourced(state, outcome, failed)
+        return
     checked, listed = await synthesise(state, evidence)
     outcome.answer, outcome.sources = checked.text, listed
+
+
+async def _unsourced(state: RunState, outcome: RunOutcome, failed: RunFailed) -> None:
+    """Answer from the model alone after ``failed`` (re-raised when that is not allowed)."""
+    if failed.code not in DEGRADABLE or not state.allow_unsourced:
+        raise failed
+    outcome.answer = await answer_without_sources(state, "unsourced", failed.message)
+    outcome.status = "answered"
 
 
 async def run_question(
@@ -229,8 +258,10 @@ async def run_question(
 
     Cancellation (the client went away) propagates: no `run.completed` is emitted then.
     """
+    RUN_KEY.set(run_id)  # this task's context: the reader shares its workers fairly by run
     deadline = Deadline(deps.settings.question_budget_s)
-    state = RunState(question, history, options, deps, sink, deadline)
+    memory = fit(history, deps.settings.history_budget_chars())
+    state = RunState(question, memory.kept, options, deps, sink, deadline)
     outcome = RunOutcome()
     start = time.perf_counter()
     sink.emit(
@@ -244,8 +275,12 @@ async def run_question(
             "max_rounds": state.max_rounds,
             "prefetch": state.prefetch,
             "sources": list(options.sources),
+            "web_search": deps.settings.web_search,
+            "allow_unsourced": state.allow_unsourced,
         },
     )
+    if history:
+        sink.emit("memory", memory.event())
     with state.stage("run", run_id=run_id) as span:
         try:
             await _run(state, outcome)

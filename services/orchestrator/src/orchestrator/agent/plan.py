@@ -20,6 +20,7 @@ from orchestrator.agent.state import RunState
 from orchestrator.schemas import Plan
 
 INVALID_OUTPUT = "The LLM gave no valid structured output after a retry; a safe default was used."
+LLM_TIMEOUT = "The LLM did not decide within LLM_TIMEOUT_S; a safe default was used."
 
 
 def combine(pre: Prefilter, model: Plan | None, question: str, history: Sequence[TurnLike]) -> Plan:
@@ -68,7 +69,9 @@ async def plan_step(state: RunState) -> Plan:
             span.set_attribute("ae.action", model.action)
             span.set_attribute("ae.history_sufficiency", model.history_sufficiency)
             span.set_attribute("ae.used_default", used_default)
-        if used_default:
+        if decision.timed_out:
+            state.sink.warn("llm_timeout", LLM_TIMEOUT)
+        elif used_default:
             state.sink.warn("llm_invalid_output", INVALID_OUTPUT)
     plan = combine(pre, model, state.question, state.history)
     state.sink.emit(

@@ -31,6 +31,8 @@ class Decision(Generic[T]):
     value: T
     used_default: bool = False
     attempts: int = 1
+    # The call ran past LLM_TIMEOUT_S: ``value`` is the safe default and the run goes on.
+    timed_out: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,13 +92,25 @@ class Brain(Protocol):
         """
         ...
 
+    def converse(
+        self,
+        question: str,
+        history: Sequence[Turn],
+        *,
+        purpose: Literal["unsourced", "conversation"],
+        timeout: float,
+    ) -> AsyncIterator[str]:
+        """Stream an answer without sources: from the model's own knowledge ("unsourced") or
+        about the conversation itself (greetings, thanks, "what did I ask?")."""
+        ...
+
     def check(self, answer: str, sources: Sequence[Evidence]) -> Checked:
         """Remove or fix citations the sources do not support."""
         ...
 
 
 class Searcher(Protocol):
-    """A metasearch engine (SearXNG)."""
+    """Web search (SearXNG instances and/or the Brave Search API, see orchestrator.search)."""
 
     async def search(
         self,
@@ -105,8 +119,9 @@ class Searcher(Protocol):
         categories: str | None = None,
         language: str | None = None,
         time_range: str | None = None,
+        cache: bool = True,
     ) -> SearchResponse:
-        """One page of results for ``query``."""
+        """One page of results for ``query`` (``cache``: a recent identical search may answer)."""
         ...
 
 

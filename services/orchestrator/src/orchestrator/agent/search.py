@@ -1,4 +1,4 @@
-"""Steps 2-3: search SearXNG and/or the local corpus for each query, then rerank the results."""
+"""Steps 2-3: search the web backends and/or the local corpus for each query, then rerank."""
 
 from __future__ import annotations
 
@@ -15,53 +15,66 @@ from orchestrator.agent.domain import (
     SearchResponse,
 )
 from orchestrator.agent.fusion import rrf
-from orchestrator.agent.ports import Searcher
+from orchestrator.agent.routing import Route, route
 from orchestrator.agent.state import RunState
 from orchestrator.errors import RunFailed
 
 logger = logging.getLogger(__name__)
 
 
-class LimitedSearcher:
-    """A searcher behind the process-wide SearXNG semaphore."""
-
-    def __init__(self, inner: Searcher, limit: asyncio.Semaphore) -> None:
-        self._inner = inner
-        self._limit = limit
-
-    async def search(
-        self,
-        query: str,
-        *,
-        categories: str | None = None,
-        language: str | None = None,
-        time_range: str | None = None,
-    ) -> SearchResponse:
-        """Search once the semaphore admits the call."""
-        async with self._limit:
-            return await self._inner.search(
-                query, categories=categories, language=language, time_range=time_range
-            )
+def _route(state: RunState) -> Route:
+    """The request's categories / time range, else the routing rules' pick (when enabled)."""
+    opts = state.options
+    picked = route(state.question) if state.settings.search_routing else Route()
+    return Route(opts.categories or picked.category, opts.time_range or picked.time_range)
 
 
 async def _one(state: RunState, query: str) -> SearchResponse | SearchFailed:
     start = time.perf_counter()
     opts = state.options
+    where = _route(state)
     try:
         async with asyncio.timeout(state.research_left()):
-            response = await state.deps.searcher.search(
-                query,
-                categories=opts.categories,
-                language=opts.language,
-                time_range=opts.time_range,
-            )
+            response = await _search(state, query, where)
+            if not response.hits and where != Route(opts.categories, opts.time_range):
+                # The routed category or time range found nothing: ask as the user asked.
+                where = Route(opts.categories, opts.time_range)
+                response = await _search(state, query, where)
     except SearchFailed as err:
         logger.warning("search failed", extra={"round": state.rounds, "error": str(err)})
         return err
     except TimeoutError:
-        return SearchFailed("SearXNG did not answer within the question's time budget.", "")
-    _completed(state, query, "web", len(response.hits), start, response.unresponsive_engines)
+        return SearchFailed(
+            "The search did not answer within the question's time budget.", "", "timeout"
+        )
+    state.sink.emit(
+        "search.completed",
+        {
+            "round": state.rounds,
+            "query": query,
+            "source": "web",
+            "backend": response.backend,
+            "count": len(response.hits),
+            "categories": where.category,
+            "time_range": where.time_range,
+            "cached": response.cached,
+            "quota": dict(response.quota),
+            "unresponsive_engines": list(response.unresponsive_engines),
+            "ms": round((time.perf_counter() - start) * 1000, 1),
+        },
+    )
     return response
+
+
+async def _search(state: RunState, query: str, where: Route) -> SearchResponse:
+    opts = state.options
+    return await state.deps.searcher.search(
+        query,
+        categories=where.category,
+        language=opts.language,
+        time_range=where.time_range,
+        cache=opts.search_cache is not False,
+    )
 
 
 async def _local(state: RunState, query: str) -> list[SearchHit] | CorpusError:
@@ -80,24 +93,19 @@ async def _local(state: RunState, query: str) -> list[SearchHit] | CorpusError:
         return err
     except TimeoutError:
         return CorpusError("DEADLINE_EXCEEDED", "The local documents search timed out.")
-    _completed(state, query, "local", len(found), start, [])
-    return found
-
-
-def _completed(
-    state: RunState, query: str, source: str, count: int, start: float, engines: list[str]
-) -> None:
     state.sink.emit(
         "search.completed",
         {
             "round": state.rounds,
             "query": query,
-            "source": source,
-            "count": count,
-            "unresponsive_engines": list(engines),
+            "source": "local",
+            "backend": "local",
+            "count": len(found),
+            "unresponsive_engines": [],
             "ms": round((time.perf_counter() - start) * 1000, 1),
         },
     )
+    return found
 
 
 Outcome = SearchResponse | SearchFailed | list[SearchHit] | CorpusError
@@ -113,11 +121,24 @@ def _warn_failures(state: RunState, outcomes: list[Outcome]) -> None:
             "local_unavailable", f"Local documents could not be searched: {local_errors[0]}"
         )
     responses = [o for o in outcomes if isinstance(o, SearchResponse)]
-    engines = sorted({e for r in responses for e in r.unresponsive_engines})
+    engines = _engine_problems(responses)
     if engines:
         state.sink.warn(
-            "unresponsive_engines", "Search engines did not answer: " + ", ".join(engines)
+            "unresponsive_engines",
+            "Search engines did not answer (results may be thinner): " + ", ".join(engines),
         )
+
+
+def _engine_problems(responses: list[SearchResponse]) -> list[str]:
+    """``name (reason)`` per engine SearXNG reported, e.g. ``google (CAPTCHA)``."""
+    reasons: dict[str, str] = {}
+    for response in responses:
+        for name in response.unresponsive_engines:
+            reasons.setdefault(name, "")
+        for name, reason in response.unresponsive_reasons:
+            if reason:
+                reasons[name] = reason
+    return [f"{n} ({r})" if r else n for n, r in sorted(reasons.items())]
 
 
 async def search_step(state: RunState, queries: Sequence[str]) -> list[SearchHit]:

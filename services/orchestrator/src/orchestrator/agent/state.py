@@ -15,7 +15,7 @@ from orchestrator.agent.domain import Evidence, PageRead, Passage, SearchHit
 from orchestrator.agent.modes import PROFILES, Mode, ModeProfile, resolve_mode
 from orchestrator.agent.ports import Brain, Corpus, Ranker, Reader, Searcher
 from orchestrator.budget import Deadline
-from orchestrator.config import Settings
+from orchestrator.config import CHARS_PER_TOKEN, HISTORY_RESERVE_TOKENS, Settings
 from orchestrator.events import EventSink
 from orchestrator.llm.ready import ReadyGate
 from orchestrator.prompts import new_boundary
@@ -42,6 +42,10 @@ class RunOptions:
     time_range: str | None = None
     # Where to search: "web" (SearXNG) and/or "local" (the corpus in the ranker).
     sources: tuple[str, ...] = ("web",)
+    # Answer from the model alone when search fails (None: ORCHESTRATOR_ALLOW_UNSOURCED).
+    allow_unsourced: bool | None = None
+    # False: skip the search-result cache for this request.
+    search_cache: bool | None = None
     # speed | balanced | quality (agent/modes.py); None: ORCHESTRATOR_MODE.
     mode: Mode | None = None
     # Answer length: brief | full; None: the prompt's own rule (short for a bare fact).
@@ -127,6 +131,13 @@ class RunState:
             return self.settings.prefetch
         return self.options.prefetch
 
+    @property
+    def allow_unsourced(self) -> bool:
+        """Whether a run whose search failed may answer from the model alone."""
+        if self.options.allow_unsourced is None:
+            return self.settings.allow_unsourced
+        return self.options.allow_unsourced
+
     def research_left(self, cap: float = float("inf")) -> float:
         """Timeout for a research call: ``cap`` or less, keeping the synthesis reserve."""
         return self.deadline.timeout(cap, reserve=self.settings.synthesis_reserve_s)
@@ -156,6 +167,9 @@ class RunState:
     def passage_budget(self) -> int:
         """Tokens left for passages once the kept snippets are counted."""
         left = self.evidence_budget() - evidence.snippet_tokens(self.kept_snippets())
+        # A history longer than the prompt reserve counts on takes its tokens from the evidence.
+        history = sum(len(t.question) + len(t.answer) for t in self.history) // CHARS_PER_TOKEN
+        left -= max(0, history - HISTORY_RESERVE_TOKENS)
         return max(evidence.MIN_PASSAGE_TOKENS, left)
 
     def chunk_evidence(self) -> list[Evidence]:

@@ -31,6 +31,17 @@ class SearchOptions(BaseModel):
         description="where to search: 'web' (SearXNG), 'local' (the indexed documents) or "
         "both (fused by reciprocal rank fusion); absent: ORCHESTRATOR_SOURCES",
     )
+    allow_unsourced: bool | None = Field(
+        default=None,
+        description="when search is off, down or finds nothing, answer from the model alone "
+        "(labelled, with an answered_without_sources warning); false: end with the error "
+        "instead; absent: ORCHESTRATOR_ALLOW_UNSOURCED",
+    )
+    search_cache: bool | None = Field(
+        default=None,
+        description="false: search afresh instead of using a cached result of the same search "
+        "(ORCHESTRATOR_SEARCH_CACHE_S)",
+    )
     mode: Literal["speed", "balanced", "quality"] | None = Field(
         default=None,
         description="speed: one search round, no judges, few sources (one LLM call in the "
@@ -56,6 +67,13 @@ class SearchRequest(BaseModel):
         description="continue this conversation (created on first use); omitted: a new one",
     )
     options: SearchOptions = Field(default_factory=SearchOptions)
+    edit_turn: int | None = Field(
+        default=None,
+        ge=1,
+        le=10_000,
+        description="edit and regenerate: ask this (1-based) turn of session_id again with "
+        "`query`; the turns after it are replaced by the new answer",
+    )
 
 
 class Source(BaseModel):
@@ -67,6 +85,9 @@ class Source(BaseModel):
     excerpt: str
     origin: Literal["web", "local"] = Field(
         default="web", description="web (SearXNG) or local (a document of the corpus)"
+    )
+    published: str = Field(
+        default="", description="publication date as the search backend gave it, if known"
     )
 
 
@@ -121,9 +142,39 @@ class SessionView(BaseModel):
     """GET /v1/sessions/{id}."""
 
     session_id: str
+    title: str = Field(description="the rename, else the first question")
+    type: Literal["chat", "research"] = "chat"
     created: float
     updated: float
     turns: list[SessionTurn]
+
+
+class SessionSummary(BaseModel):
+    """One session in GET /v1/sessions."""
+
+    session_id: str
+    title: str
+    type: Literal["chat", "research"] = "chat"
+    created: float
+    updated: float
+    turns: int = Field(description="number of turns")
+
+
+class SessionPage(BaseModel):
+    """GET /v1/sessions: newest first."""
+
+    sessions: list[SessionSummary]
+    total: int
+    offset: int
+    limit: int
+
+
+class SessionPatch(BaseModel):
+    """PATCH /v1/sessions/{id}."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(min_length=1, max_length=200, description="the session's new title")
 
 
 class Problem(BaseModel):

@@ -7,7 +7,7 @@ import time
 import uuid
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Path, Request
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from orchestrator.agent.loop import RunOutcome, run_question
@@ -18,12 +18,14 @@ from orchestrator.api.models import (
     SearchOptions,
     SearchRequest,
     SearchResult,
+    SessionPage,
+    SessionPatch,
     SessionView,
 )
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.streaming import EventStreamResponse, drive
-from orchestrator.errors import NotAcceptable, SessionNotFound
+from orchestrator.errors import InvalidEdit, NotAcceptable, SessionNotFound
 from orchestrator.events import Event, EventSink, ResultCollector
 from orchestrator.sessions import Turn
 
@@ -82,7 +84,13 @@ def run_options(runtime: Runtime, opts: SearchOptions) -> RunOptions:
         categories=opts.categories,
         language=opts.language,
         time_range=opts.time_range,
-        sources=tuple(dict.fromkeys(opts.sources or runtime.deps.settings.default_sources())),
+        sources=(
+            runtime.deps.settings.allowed_sources(opts.sources)
+            if opts.sources
+            else runtime.deps.settings.default_sources()
+        ),
+        allow_unsourced=opts.allow_unsourced,
+        search_cache=opts.search_cache,
         mode=opts.mode,
         detail=opts.detail,
     )
@@ -96,21 +104,27 @@ async def answer_in_session(
     session_id: str,
     options: RunOptions,
     run_id: str,
+    edit: int | None = None,
 ) -> RunOutcome:
-    """Run one question in a conversation (created on first use); keep the turn unless it failed."""
+    """Run one question in a conversation (created on first use); keep the turn unless it failed.
+
+    ``edit`` (0-based) re-asks that turn: the run sees only the turns before it, and the new
+    turn replaces it and every turn after it.
+    """
     async with runtime.sessions.use(session_id) as session:
+        keep = len(session.turns) if edit is None else min(edit, len(session.turns))
         outcome = await run_question(
             runtime.deps,
             sink,
             question=query,
-            history=list(session.turns),
+            history=session.turns[:keep],
             options=options,
             run_id=run_id,
             session_id=session_id,
         )
         if outcome.status != "error":
             turn = Turn(query, outcome.answer, tuple(outcome.sources), outcome.status, time.time())
-            runtime.sessions.add_turn(session, turn)
+            await runtime.sessions.add_turn(session, turn, replace_from=keep)
     logger.info("run finished", extra={"run_id": run_id, "status": outcome.status})
     return outcome
 
@@ -140,11 +154,19 @@ async def search(
     run_id = uuid.uuid4().hex
     options = run_options(runtime, body.options)
 
+    edit = await _edit_index(runtime, body)
+
     async def run(sink: EventSink) -> None:
         if notice is not None:
             sink.warn_after_start(notice.code, notice.message)
         await answer_in_session(
-            runtime, sink, query=body.query, session_id=session_id, options=options, run_id=run_id
+            runtime,
+            sink,
+            query=body.query,
+            session_id=session_id,
+            options=options,
+            run_id=run_id,
+            edit=edit,
         )
 
     if fmt != "json":
@@ -158,10 +180,51 @@ async def search(
     return JSONResponse(collector.result)
 
 
+async def _edit_index(runtime: Runtime, body: SearchRequest) -> int | None:
+    """The 0-based index of the turn ``edit_turn`` re-asks (checked before the run starts).
+
+    Raises:
+        InvalidEdit: no session_id, no such session, or no such turn.
+    """
+    if body.edit_turn is None:
+        return None
+    if body.session_id is None:
+        raise InvalidEdit("edit_turn needs the session_id of the conversation to edit.")
+    session = await runtime.sessions.get(body.session_id)
+    count = len(session.turns) if session is not None else 0
+    if body.edit_turn > count:
+        raise InvalidEdit(
+            f"Session {body.session_id!r} has {count} turn(s); edit_turn must be 1 to {count}."
+        )
+    return body.edit_turn - 1
+
+
+@router.get("/sessions", response_model=SessionPage, responses=_PROBLEMS)
+async def list_sessions(
+    runtime: RuntimeDep,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+) -> dict[str, Any]:
+    """Conversations, newest first: title (the first question, or the rename) and type."""
+    sessions, total = await runtime.sessions.page(offset, limit)
+    return {"sessions": sessions, "total": total, "offset": offset, "limit": limit}
+
+
 @router.get("/sessions/{session_id}", response_model=SessionView, responses=_PROBLEMS)
 async def get_session(session_id: SessionId, runtime: RuntimeDep) -> dict[str, Any]:
     """A conversation: its questions, answers and sources."""
-    session = runtime.sessions.get(session_id)
+    session = await runtime.sessions.get(session_id)
+    if session is None:
+        raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
+    return session.to_json()
+
+
+@router.patch("/sessions/{session_id}", response_model=SessionView, responses=_PROBLEMS)
+async def rename_session(
+    session_id: SessionId, body: SessionPatch, runtime: RuntimeDep
+) -> dict[str, Any]:
+    """Rename a conversation."""
+    session = await runtime.sessions.rename(session_id, body.title.strip() or body.title)
     if session is None:
         raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
     return session.to_json()
@@ -170,6 +233,6 @@ async def get_session(session_id: SessionId, runtime: RuntimeDep) -> dict[str, A
 @router.delete("/sessions/{session_id}", status_code=204, responses=_PROBLEMS)
 async def delete_session(session_id: SessionId, runtime: RuntimeDep) -> Response:
     """Forget a conversation."""
-    if not runtime.sessions.delete(session_id):
+    if not await runtime.sessions.delete(session_id):
         raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
     return Response(status_code=204)

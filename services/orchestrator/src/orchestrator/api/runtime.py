@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
+import grpc
 import httpx
 
 from orchestrator.agent.brain import LLMBrain
-from orchestrator.agent.search import LimitedSearcher
 from orchestrator.agent.state import Deps
 from orchestrator.clients import calls
 from orchestrator.clients.corpus import CorpusClient, Extractor
@@ -22,17 +24,46 @@ from orchestrator.corpus.indexer import Indexer
 from orchestrator.corpus.service import CorpusService
 from orchestrator.llm.factory import build_llm
 from orchestrator.llm.ready import ReadyGate
-from orchestrator.sessions import SessionStore
+from orchestrator.search.brave import BraveClient
+from orchestrator.search.cache import SearchCache
+from orchestrator.search.ratelimit import BackendRates
+from orchestrator.search.service import Backend, SearchService
+from orchestrator.sessions import SessionDB, SessionStore
+from orchestrator.store.session_db import SqliteSessionDB
 
 # Corpus documents (GetDocument) and extraction requests can be megabytes; gRPC's client
 # default of 4 MiB would refuse them. The servers accept 64 MiB.
 _CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", 64 * 1024 * 1024),
     ("grpc.max_send_message_length", 64 * 1024 * 1024),
+    # gRPC's default reconnect backoff (1 s growing to 120 s, with jitter) left questions
+    # degraded for 4-9 s after a reader or ranker restart; retry within a second instead
+    # (a connection attempt to 127.0.0.1 or a compose neighbour costs next to nothing).
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
 ]
 
 #: A readiness probe: True when the dependency answers within ``timeout`` seconds.
 Probe = Callable[[float], Awaitable[bool]]
+#: True while a gRPC channel is between connections (shown as "reconnecting" in /readyz).
+Reconnecting = Callable[[], bool]
+
+
+def reconnecting(channel: grpc.aio.Channel) -> Reconnecting:
+    """Whether ``channel`` is (re)connecting or waiting to retry after a failed attempt.
+
+    Asks without connecting: asking must not change what it reports.
+    """
+
+    def check() -> bool:
+        state = channel.get_state(try_to_connect=False)
+        return state in (
+            grpc.ChannelConnectivity.TRANSIENT_FAILURE,
+            grpc.ChannelConnectivity.CONNECTING,
+        )
+
+    return check
 
 
 @dataclass(frozen=True)
@@ -43,6 +74,10 @@ class Runtime:
     sessions: SessionStore
     probes: dict[str, Probe] = field(default_factory=dict)
     corpus: CorpusService | None = None
+    # gRPC channels by dependency name, for /readyz's "reconnecting".
+    channels: dict[str, Reconnecting] = field(default_factory=dict)
+    # The web search backends (shown in /readyz with Brave's quota).
+    search: SearchService | None = None
 
 
 async def _llm_probe(gate: ReadyGate, ping: Callable[..., Awaitable[bool]], t: float) -> bool:
@@ -55,13 +90,59 @@ async def _llm_probe(gate: ReadyGate, ping: Callable[..., Awaitable[bool]], t: f
 RuntimeFactory = Callable[[Settings], AbstractAsyncContextManager[Runtime]]
 
 
-def session_store(settings: Settings) -> SessionStore:
-    """The session store sized by ``settings``."""
+def session_store(settings: Settings, db: SessionDB | None = None) -> SessionStore:
+    """The session store sized by ``settings`` (over ``db`` when sessions are persisted)."""
     return SessionStore(
         ttl_s=settings.session_ttl_s,
         max_chars=settings.session_max_chars,
         max_sessions=settings.max_sessions,
+        db=db,
     )
+
+
+def search_service(settings: Settings, http: httpx.AsyncClient) -> SearchService:
+    """The configured web search backends behind one service (cache, rates, failover)."""
+    backends: list[Backend] = []
+    for name in settings.backend_names():
+        if name == "brave":
+            brave = BraveClient(
+                settings.brave_api_key,
+                http,
+                base_url=settings.brave_url,
+                timeout=settings.searxng_timeout_s,
+            )
+            backends.append(Backend("brave", brave))
+            continue
+        urls = settings.searxng_urls() or [""]  # "": searches fail saying SEARXNG_URL is unset
+        for url in urls:
+            backoff = settings.searxng_retry_backoff_s
+            client = SearxngClient(url, http, settings.searxng_timeout_s, retry_backoff_s=backoff)
+            label = "searxng" if len(urls) == 1 else f"searxng@{urlsplit(url).netloc}"
+            backends.append(Backend(label, client))
+    rates = {"searxng": settings.search_rate_limit, "brave": settings.brave_rate_limit}
+    cache = SearchCache(ttl_s=settings.search_cache_s) if settings.search_cache_s > 0 else None
+    return SearchService(
+        backends,
+        mode=settings.search_mode,
+        cache=cache,
+        rates=BackendRates(rates),
+        limit=asyncio.Semaphore(settings.searxng_max_inflight),
+        backoff_s=settings.searxng_backoff_s,
+        rate_wait_s=settings.searxng_timeout_s,
+    )
+
+
+def search_probes(service: SearchService) -> dict[str, Probe]:
+    """/readyz probes: "searxng" (any instance answers) and "brave" (a key is set)."""
+
+    async def any_up(kind: str, timeout: float) -> bool:
+        mine = [b for b in service.backends if b.name.split("@", 1)[0] == kind]
+        async with asyncio.TaskGroup() as tg:
+            tasks = [tg.create_task(b.client.ping(timeout=timeout)) for b in mine]
+        return any(t.result() for t in tasks)
+
+    kinds = dict.fromkeys(b.name.split("@", 1)[0] for b in service.backends)
+    return {k: functools.partial(any_up, k) for k in kinds}
 
 
 def corpus_service(settings: Settings, corpus: CorpusClient, extractor: Extractor) -> CorpusService:
@@ -97,6 +178,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         index_ch = calls.channel(settings.index_addr, _CHANNEL_OPTIONS)
         background: asyncio.Task[None] | None = None
         service: CorpusService | None = None
+        db = await SqliteSessionDB.open(settings.data_dir) if settings.data_dir else None
         try:
             reader = ReaderClient(
                 reader_ch,
@@ -106,17 +188,12 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             ranker = RankerClient(ranker_ch, limit=asyncio.Semaphore(settings.ranker_max_inflight))
             corpus = CorpusClient(index_ch, limit=asyncio.Semaphore(settings.index_max_inflight))
             llm = build_llm(settings, http)
-            searxng = SearxngClient(
-                settings.searxng_url,
-                http,
-                settings.searxng_timeout_s,
-                retry_backoff_s=settings.searxng_retry_backoff_s,
-            )
+            searcher = search_service(settings, http)
             gate = ReadyGate(lambda t: llm.ping(timeout=t))
             deps = Deps(
                 settings=settings,
                 brain=LLMBrain(llm, settings, asyncio.Semaphore(settings.llm_max_inflight)),
-                searcher=LimitedSearcher(searxng, asyncio.Semaphore(settings.searxng_max_inflight)),
+                searcher=searcher,
                 reader=reader,
                 ranker=ranker,
                 corpus=corpus,
@@ -127,15 +204,19 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 "ranker": lambda t: ranker.ping(timeout=t),
                 "index": lambda t: corpus.ping(timeout=t),
             }
-            if settings.searxng_url or "web" in settings.default_sources():
-                # Offline (`make run` with only local documents) nothing needs SearXNG.
-                probes["searxng"] = lambda t: searxng.ping(timeout=t)
+            web = settings.searxng_url or "web" in settings.default_sources()
+            if settings.web_search == "on" and web:
+                # Offline (web search off, or `make run` with only local documents) nothing
+                # needs a search backend.
+                probes.update(search_probes(searcher))
             # Ready once, ready for good (see llm/ready.py): a busy server is not down.
             probes["llm"] = lambda t: _llm_probe(gate, llm.ping, t)
             service = corpus_service(settings, corpus, Extractor(reader_ch))
             if settings.corpus_dir:
                 background = asyncio.create_task(service.run_background())
-            yield Runtime(deps, session_store(settings), probes, service)
+            channels = {"reader": reconnecting(reader_ch), "ranker": reconnecting(ranker_ch)}
+            sessions = session_store(settings, db)
+            yield Runtime(deps, sessions, probes, service, channels, searcher)
         finally:
             if background is not None:
                 background.cancel()
@@ -145,3 +226,5 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             await reader_ch.close()
             await ranker_ch.close()
             await index_ch.close()
+            if db is not None:
+                await db.close()

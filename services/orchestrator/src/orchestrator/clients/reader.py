@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from contextvars import ContextVar
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -22,6 +23,15 @@ _DOWN_CODES = frozenset(
 )
 # Below this much time a call cannot usefully start: fail it locally instead.
 _MIN_CALL_S = 0.05
+# The question a read belongs to, sent as gRPC metadata: the reader shares its extraction
+# workers fairly between questions. Set once per run (contextvars reach the run's tasks).
+RUN_KEY: ContextVar[str] = ContextVar("quarry_run_key", default="")
+RUN_KEY_HEADER = "x-quarry-run"
+
+
+def _run_metadata() -> tuple[tuple[str, str], ...] | None:
+    key = RUN_KEY.get()
+    return ((RUN_KEY_HEADER, key),) if key else None
 
 
 class ReaderClient:
@@ -52,7 +62,7 @@ class ReaderClient:
                     if left < _MIN_CALL_S:
                         return PageRead(url, "TIMEOUT", ms=_ms(start), attempts=attempt)
                     request = reader_pb2.ReadRequest(url=url, timeout_ms=max(1, int(left * 1000)))
-                    reply = await self._stub.Read(request, timeout=left)
+                    reply = await self._stub.Read(request, timeout=left, metadata=_run_metadata())
             except grpc.aio.AioRpcError as err:
                 code = err.code()
                 if code == grpc.StatusCode.DEADLINE_EXCEEDED:

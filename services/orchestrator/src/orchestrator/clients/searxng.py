@@ -9,17 +9,19 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from orchestrator.agent.domain import SearchFailed, SearchHit, SearchResponse
+from orchestrator.agent.domain import ErrorKind, SearchFailed, SearchHit, SearchResponse
 
 logger = logging.getLogger(__name__)
 
 FORBIDDEN = (
-    "SearXNG at {url} refused the request with HTTP 403: JSON output is disabled in SearXNG's "
-    "settings (search.formats in settings.yml must include json)."
+    "SearXNG at {url} refused the request with HTTP 403: JSON output is disabled. Add json to "
+    "the output formats in SearXNG's settings.yml and restart it:\n"
+    "search:\n  formats:\n    - html\n    - json"
 )
 RATE_LIMITED = (
-    "SearXNG at {url} is rate-limiting this client (HTTP 429); for a private instance, set "
-    "server.limiter: false in settings.yml."
+    "SearXNG at {url} is rate-limiting this client (HTTP 429, its limiter); for a private "
+    "instance, turn the limiter off in settings.yml:\n"
+    "server:\n  limiter: false"
 )
 
 
@@ -60,7 +62,7 @@ class SearxngClient:
                 message names SearXNG's URL and is safe to show.
         """
         if not self.base_url:
-            raise SearxngError("No SearXNG is configured: set SEARXNG_URL.", "")
+            raise SearxngError("No SearXNG is configured: set SEARXNG_URL.", "", "config")
         params: dict[str, str | int] = {"q": query, "format": "json", "pageno": pageno}
         for key, value in (
             ("categories", categories),
@@ -107,15 +109,20 @@ class SearxngClient:
             except (TimeoutError, httpx.ReadTimeout):
                 # A full timeout already spent: a retry would double the wait.
                 raise SearxngError(
-                    f"SearXNG at {self.base_url} did not answer within {self._timeout:g} s.",
+                    f"SearXNG at {self.base_url} did not answer within {self._timeout:g} s "
+                    "(SEARXNG_TIMEOUT_S).",
                     self.base_url,
+                    "timeout",
                 ) from None
             except httpx.TransportError as exc:
                 if attempt == 1:
                     await self._pause("network error", repr(exc))
                     continue
                 raise SearxngError(
-                    f"Cannot reach SearXNG at {self.base_url} ({_reason(exc)}).", self.base_url
+                    f"Cannot reach SearXNG at {self.base_url} ({_reason(exc)}); is it running, "
+                    "and is SEARXNG_URL right?",
+                    self.base_url,
+                    "unreachable",
                 ) from exc
             if resp.status_code >= 500 and attempt == 1:
                 await self._pause("server error", f"HTTP {resp.status_code}")
@@ -146,10 +153,15 @@ def _raise_for_status(resp: httpx.Response, base_url: str) -> None:
     if status < 400:
         return
     if status == 403:
-        raise SearxngError(FORBIDDEN.format(url=base_url), base_url)
+        raise SearxngError(FORBIDDEN.format(url=base_url), base_url, "forbidden")
     if status == 429:
-        raise SearxngError(RATE_LIMITED.format(url=base_url), base_url)
-    raise SearxngError(f"SearXNG at {base_url} answered HTTP {status}.", base_url)
+        retry = resp.headers.get("retry-after", "")
+        wait = float(retry) if retry.replace(".", "", 1).isdigit() else None
+        raise SearxngError(
+            RATE_LIMITED.format(url=base_url), base_url, "rate_limited", retry_after_s=wait
+        )
+    kind: ErrorKind = "unreachable" if status >= 500 else "bad_reply"
+    raise SearxngError(f"SearXNG at {base_url} answered HTTP {status}.", base_url, kind)
 
 
 def _url_key(url: str) -> str:

@@ -21,6 +21,14 @@ class LLMError(Exception):
         self.url = url
 
 
+class LLMTimeout(LLMError):
+    """The server took longer than its configured limit (``LLM_TIMEOUT_S``, first token, idle).
+
+    A structured call that times out takes its safe default and the run goes on; a streamed
+    answer that times out ends the run with a clear error.
+    """
+
+
 class LLMClient(Protocol):
     """A chat model behind Ollama's native API or an OpenAI-compatible server."""
 
@@ -32,8 +40,11 @@ class LLMClient(Protocol):
         """Return the raw text of one schema-constrained (where supported) completion."""
         ...
 
-    def stream_chat(self, messages: list[Message], *, timeout: float) -> AsyncIterator[str]:
-        """Yield text deltas of a streamed completion (``<think>`` blocks already removed)."""
+    def stream_chat(
+        self, messages: list[Message], *, timeout: float, thoughts: bool = False
+    ) -> AsyncIterator[str]:
+        """Yield text deltas of a streamed completion (``<think>`` blocks removed; with
+        ``thoughts``, their text comes as ``orchestrator.llm.think.Thought`` deltas)."""
         ...
 
     async def ping(self, *, timeout: float) -> bool:

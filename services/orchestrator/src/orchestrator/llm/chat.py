@@ -20,8 +20,8 @@ from typing import Any, Literal, TypeVar
 
 import httpx
 
-from orchestrator.llm.base import LLMError, Message
-from orchestrator.llm.think import ThinkFilter, strip_think
+from orchestrator.llm.base import LLMError, LLMTimeout, Message
+from orchestrator.llm.think import ThinkFilter, Thought, strip_think
 
 logger = logging.getLogger(__name__)
 
@@ -143,8 +143,14 @@ class HttpChatClient:
         obj = await self._post(self._json_body(messages, schema), timeout=timeout)
         return strip_think(self._whole_text(obj, self._root + self.chat_path))
 
-    async def stream_chat(self, messages: list[Message], *, timeout: float) -> AsyncIterator[str]:
-        """Yield answer deltas; closing the generator closes the HTTP stream at once."""
+    async def stream_chat(
+        self, messages: list[Message], *, timeout: float, thoughts: bool = False
+    ) -> AsyncIterator[str]:
+        """Yield answer deltas; closing the generator closes the HTTP stream at once.
+
+        With ``thoughts``, a reasoning model's thinking (``<think>`` blocks in the content, or
+        a separate reasoning field) comes too, as :class:`Thought` deltas.
+        """
         self._check_configured()
         url = self._root + self.chat_path
         loop = asyncio.get_running_loop()
@@ -184,6 +190,9 @@ class HttpChatClient:
                     own_at = loop.time() + self._opts.idle_timeout_s
                     what = f"token for {self._opts.idle_timeout_s:g} s"
                     visible = think.feed(text)
+                    thought = think.take_thoughts()
+                    if thoughts and thought:
+                        yield Thought(thought)
                     if visible:
                         yield visible
             tail = think.flush()
@@ -234,7 +243,7 @@ class HttpChatClient:
         except TimeoutError:
             if timeout < own:
                 raise
-            raise LLMError(
+            raise LLMTimeout(
                 f"the LLM at {url} did not answer within {own:g} s (LLM_TIMEOUT_S)", self.base_url
             ) from None
         except httpx.HTTPError as exc:
@@ -255,7 +264,7 @@ class HttpChatClient:
         except TimeoutError:
             if caller_at <= own_at:
                 raise
-            raise LLMError(f"the LLM at {url} sent no {what}", self.base_url) from None
+            raise LLMTimeout(f"the LLM at {url} sent no {what}", self.base_url) from None
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url) from exc
 

@@ -30,13 +30,32 @@ def _partial_suffix(buf: str, tag: str) -> int:
     return 0
 
 
+class Thought(str):
+    """A piece of a reasoning model's thinking (never part of the answer).
+
+    A ``str`` so a stream stays a stream of text; consumers that forward thinking tell it apart
+    with ``isinstance(delta, Thought)``.
+    """
+
+    __slots__ = ()
+
+
 class ThinkFilter:
-    """Streaming-safe remover: tags may be split across deltas (``"<thi"``, ``"nk>"``)."""
+    """Streaming-safe remover: tags may be split across deltas (``"<thi"``, ``"nk>"``).
+
+    What was inside the blocks is kept aside: :meth:`take_thoughts` hands it out.
+    """
 
     def __init__(self) -> None:
         self._buf = ""
         self._inside = False
         self._after_block = False  # drop the blank lines models put after </think>
+        self._thoughts: list[str] = []
+
+    def take_thoughts(self) -> str:
+        """The thinking seen since the last call."""
+        out, self._thoughts = "".join(self._thoughts), []
+        return out
 
     def feed(self, delta: str) -> str:
         """Take one delta; return the text that is safe to show now."""
@@ -48,6 +67,8 @@ class ThinkFilter:
             if at >= 0:
                 if not self._inside:
                     out.append(self._visible(self._buf[:at]))
+                else:
+                    self._thoughts.append(self._buf[:at])
                 self._buf = self._buf[at + len(tag) :]
                 self._inside = not self._inside
                 self._after_block = True
@@ -55,6 +76,8 @@ class ThinkFilter:
             keep = _partial_suffix(self._buf, tag)
             if not self._inside:
                 out.append(self._visible(self._buf[: len(self._buf) - keep]))
+            else:
+                self._thoughts.append(self._buf[: len(self._buf) - keep])
             self._buf = self._buf[len(self._buf) - keep :]
             break
         return "".join(out)

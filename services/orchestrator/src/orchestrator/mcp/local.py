@@ -96,7 +96,7 @@ class LocalBackend:
 
     async def session(self, session_id: str) -> Any:
         """A conversation of this server, or None."""
-        found = self._runtime.sessions.get(session_id)
+        found = await self._runtime.sessions.get(session_id)
         return None if found is None else found.to_json()
 
     async def research(self, query: str, mode: str, progress: Progress) -> str:

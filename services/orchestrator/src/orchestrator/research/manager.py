@@ -118,7 +118,8 @@ class ResearchManager:
         return out, total
 
     def _earlier(self, session_id: str | None) -> str:
-        session = self._sessions.get(session_id) if session_id else None
+        # Sessions in use are in memory; one only on disk gives no earlier context.
+        session = self._sessions.cached(session_id) if session_id else None
         if session is None or not session.turns:
             return ""
         turn = session.turns[-1]
@@ -186,7 +187,7 @@ class ResearchManager:
             time.time(),
         )
         async with self._sessions.use(session_id) as session:
-            self._sessions.add_turn(session, turn)
+            await self._sessions.add_turn(session, turn)
 
     @property
     def heartbeat_s(self) -> float:

@@ -1,0 +1,1 @@
+"""Search backends (SearXNG instances, the Brave Search API) behind one service."""

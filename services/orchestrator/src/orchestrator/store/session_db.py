@@ -1,0 +1,142 @@
+"""Sessions in SQLite: the ``SessionDB`` under the session store, so conversations survive
+restarts. The standard library's sqlite3 (one connection, WAL), every call in a worker thread so
+the event loop never waits on the disk.
+
+The tables live in the orchestrator's database file (``quarry.sqlite3``, beside the research
+runs) and come from its numbered migrations (``migrations/0002_sessions.sql``), applied at open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from orchestrator.sessions import Kind, Session, Turn
+from orchestrator.store.migrate import load_migrations, migrate
+from orchestrator.store.sqlite import DB_FILE
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class SqliteSessionDB:
+    """Sessions and turns in ``{data_dir}/quarry.sqlite3``; open with :meth:`open`."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()  # one statement sequence at a time on the connection
+
+    @classmethod
+    async def open(cls, data_dir: str) -> SqliteSessionDB:
+        """Create the folder and the database if needed, and migrate it."""
+
+        def connect() -> sqlite3.Connection:
+            Path(data_dir).mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                Path(data_dir) / DB_FILE, check_same_thread=False, isolation_level=None
+            )
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA busy_timeout = 5000")
+            migrate(conn, load_migrations())
+            return conn
+
+        return cls(await asyncio.to_thread(connect))
+
+    async def close(self) -> None:
+        """Close the connection."""
+        await self._run(lambda c: c.close())
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        def locked() -> T:
+            with self._lock:
+                return fn(self._conn)
+
+        return await asyncio.to_thread(locked)
+
+    async def load(self, session_id: str) -> Session | None:
+        """The stored session with its turns, or None."""
+
+        def read(c: sqlite3.Connection) -> Session | None:
+            row = c.execute(
+                "SELECT title, kind, created FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            turns = [
+                Turn(q, a, tuple(json.loads(src)), status, at)
+                for q, a, src, status, at in c.execute(
+                    "SELECT question, answer, sources, status, at FROM session_turns "
+                    "WHERE session_id = ? ORDER BY idx",
+                    (session_id,),
+                )
+            ]
+            kind = cast(Kind, row[1] if row[1] in ("chat", "research") else "chat")
+            return Session(session_id, row[2], 0.0, turns, title=row[0], kind=kind)
+
+        return await self._run(read)
+
+    async def save(self, session: Session) -> None:
+        """Store the session's title and turns as they are now (one transaction)."""
+        turns = [
+            (session.id, i, t.question, t.answer, json.dumps(list(t.sources)), t.status, t.at)
+            for i, t in enumerate(session.turns)
+        ]
+        row = (session.id, session.title, session.kind, session.created, session.updated)
+
+        def write(c: sqlite3.Connection) -> None:
+            with c:
+                c.execute("BEGIN")
+                c.execute(
+                    "INSERT INTO sessions (id, title, kind, created, updated) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                    "title = excluded.title, kind = excluded.kind, updated = excluded.updated",
+                    row,
+                )
+                c.execute("DELETE FROM session_turns WHERE session_id = ?", (session.id,))
+                c.executemany("INSERT INTO session_turns VALUES (?, ?, ?, ?, ?, ?, ?)", turns)
+
+        await self._run(write)
+
+    async def delete(self, session_id: str) -> bool:
+        """Forget a stored session and its turns."""
+
+        def remove(c: sqlite3.Connection) -> bool:
+            with c:
+                return c.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
+
+        return await self._run(remove)
+
+    async def page(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """Summaries newest first and the total (sessions with at least one turn)."""
+
+        def read(c: sqlite3.Connection) -> tuple[list[dict[str, Any]], int]:
+            rows = c.execute(
+                "SELECT s.id, s.title, s.kind, s.created, s.updated, COUNT(t.idx), "
+                "(SELECT question FROM session_turns WHERE session_id = s.id AND idx = 0) "
+                "FROM sessions s JOIN session_turns t ON t.session_id = s.id "
+                "GROUP BY s.id ORDER BY s.updated DESC, s.id LIMIT ? OFFSET ?",
+                (limit, offset),
+            ).fetchall()
+            total = c.execute("SELECT COUNT(DISTINCT session_id) FROM session_turns").fetchone()
+            items = [
+                {
+                    "session_id": sid,
+                    "title": title or first or "",
+                    "type": kind,
+                    "created": created,
+                    "updated": updated,
+                    "turns": count,
+                }
+                for sid, title, kind, created, updated, count, first in rows
+            ]
+            return items, int(total[0])
+
+        return await self._run(read)
