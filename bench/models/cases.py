@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from orchestrator.agent.ports import Evidence
+from orchestrator.agent.domain import Evidence
 from orchestrator.sessions import Turn
 
 ZEPHYRINE = (

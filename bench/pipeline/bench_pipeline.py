@@ -127,6 +127,19 @@ class SimRanker(ranker_pb2_grpc.RankerServicer):
             total_chunks=len(request.pages),
         )
 
+    async def RankPassages(self, request: Any, context: Any) -> ranker_pb2.RankPassagesResponse:
+        # Pages referred to by hash only are reported missing: the orchestrator resends them.
+        missing = [p.url for p in request.pages if not p.markdown]
+        return ranker_pb2.RankPassagesResponse(
+            passages=[
+                ranker_pb2.Passage(url=p.url, title=p.title, text=p.markdown[:2000], score=1.0)
+                for p in request.pages
+                if p.markdown
+            ][:8],
+            missing_urls=missing,
+            total_passages=len(request.pages),
+        )
+
     # The pipeline bench searches the web only: the corpus is the subject of bench/corpus.
     async def _no_corpus(self, request: Any, context: Any) -> Any:
         await context.abort(grpc.StatusCode.UNIMPLEMENTED, "no corpus in the pipeline bench")
@@ -203,6 +216,9 @@ async def stack(**settings: Any) -> AsyncIterator[tuple[str, FakeLLM, int]]:
             "ORCHESTRATOR_READER_MAX_INFLIGHT": "64",
             "ORCHESTRATOR_SEARXNG_MAX_INFLIGHT": "64",
             "ORCHESTRATOR_RANKER_MAX_INFLIGHT": "64",
+            # One benchmark client is many simulated users: no per-client limits.
+            "ORCHESTRATOR_RATE_QUESTIONS": "off",
+            "ORCHESTRATOR_MAX_CLIENT_CONNECTIONS": "10000",
             **{f"ORCHESTRATOR_{k.upper()}": str(v) for k, v in settings.items()},
         }
         proc = await asyncio.create_subprocess_exec(

@@ -103,7 +103,6 @@ def test_a_question_asked_while_the_model_loads_waits_and_answers(
         api = f"http://127.0.0.1:{ports['orchestrator']}"
         wait_http(f"{api}/healthz", procs["orchestrator"], tmp_path / "orchestrator.log", 120)
 
-
         def only_llm_down() -> bool:
             # The reader and ranker start beside the orchestrator: wait until they answer.
             return bool(httpx.get(f"{api}/readyz", timeout=10).json()["down"] == ["llm"])

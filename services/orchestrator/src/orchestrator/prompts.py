@@ -27,9 +27,9 @@ from orchestrator.llm.base import Message
 
 Stage = Literal["snippets", "chunks"]
 
-# Per-source and history caps keep a synthesis prompt of 8 sources + history near 6k tokens,
-# inside the default LLM_NUM_CTX of 8192.
-MAX_SOURCE_CHARS = 2000
+# The evidence is sized in tokens before it gets here (agent/evidence.py, the evidence
+# budget); this per-source cap is only a backstop against a runaway source.
+MAX_SOURCE_CHARS = 8000
 HISTORY_TURNS = 3
 HISTORY_QUESTION_CHARS = 300
 HISTORY_ANSWER_CHARS = 600

@@ -28,6 +28,8 @@ class Turn:
             len(self.question)
             + len(self.answer)
             + sum(len(str(s.get("excerpt", ""))) + len(str(s.get("url", ""))) for s in self.sources)
+            # Each source keeps the passages the model saw: they count too.
+            + sum(len(str(p)) for s in self.sources for p in s.get("passages") or ())
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -9,8 +9,9 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
 import grpc
-from orchestrator.agent.ports import Checked, Decision, Evidence
-from orchestrator.clients.searxng_types import SearchHit, SearchResponse, SearxngError
+from orchestrator.agent.domain import Evidence, SearchHit, SearchResponse
+from orchestrator.agent.ports import Checked, Decision
+from orchestrator.clients.searxng import SearxngError
 from orchestrator.llm.base import LLMError
 from orchestrator.schemas import Judgement, Plan
 from orchestrator.sessions import Turn
@@ -71,6 +72,9 @@ class FakeRanker(ranker_pb2_grpc.RankerServicer):
 
     def __init__(self) -> None:
         self.calls: list[str] = []
+        # RankPassages: pages held by (url, content_hash), and per call which pages had text.
+        self.known: dict[tuple[str, str], tuple[str, str]] = {}
+        self.sent_text: list[list[bool]] = []
 
     async def RankResults(
         self,
@@ -109,6 +113,33 @@ class FakeRanker(ranker_pb2_grpc.RankerServicer):
         ]
         return ranker_pb2.RankChunksResponse(chunks=chunks, total_chunks=len(request.pages))
 
+    async def RankPassages(
+        self,
+        request: ranker_pb2.RankPassagesRequest,
+        context: grpc.aio.ServicerContext[
+            ranker_pb2.RankPassagesRequest, ranker_pb2.RankPassagesResponse
+        ],
+    ) -> ranker_pb2.RankPassagesResponse:
+        self.calls.append("RankPassages")
+        self.sent_text.append([bool(p.markdown) for p in request.pages])
+        q = _words(" ".join(request.queries))
+        for p in request.pages:
+            if p.markdown:
+                self.known[(p.url, p.content_hash)] = (p.title, p.markdown)
+        found = [(p.url, self.known.get((p.url, p.content_hash))) for p in request.pages]
+        pages = sorted(
+            ((url, tm) for url, tm in found if tm is not None),
+            key=lambda x: -len(q & _words(x[1][1])),
+        )
+        return ranker_pb2.RankPassagesResponse(
+            passages=[
+                ranker_pb2.Passage(url=url, title=title, text=text[:1000], score=1.0, tokens=250)
+                for url, (title, text) in pages
+            ],
+            missing_urls=[url for url, tm in found if tm is None],
+            total_passages=len(pages),
+        )
+
 
 def grpc_server(servicer: FakeReader | FakeRanker) -> GrpcServer:
     """A real grpc.aio server for ``servicer`` on 127.0.0.1, port 0 (call start())."""
@@ -137,6 +168,7 @@ class ScriptedBrain:
     judged: list[list[Evidence]] = field(default_factory=list)
     inflight: int = 0
     details: list[str | None] = field(default_factory=list)
+    answered: list[list[Evidence]] = field(default_factory=list)
 
     def _check_up(self) -> None:
         if self.fail:
@@ -182,6 +214,7 @@ class ScriptedBrain:
     ) -> AsyncIterator[str]:
         self._check_up()
         self.details.append(detail)
+        self.answered.append(list(sources))
         self.inflight += 1
         try:
             for word in self.answer_text.split(" "):

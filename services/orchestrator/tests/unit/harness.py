@@ -1,36 +1,28 @@
-"""Wires the agent loop to the doubles: real gRPC clients against fake servicers on 127.0.0.1."""
+"""Wires the agent loop to in-process doubles of its ports (no gRPC server, no sockets)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import grpc
 from orchestrator.agent.loop import RunOutcome, run_question
 from orchestrator.agent.state import Deps, RunOptions
-from orchestrator.clients.corpus import CorpusClient
-from orchestrator.clients.ranker import RankerClient
-from orchestrator.clients.reader import ReaderClient
 from orchestrator.config import Settings
 from orchestrator.events import Event, EventSink
 from orchestrator.sessions import Turn
 
-from services.orchestrator.tests.unit.corpus_doubles import FakeCorpusRanker
-from services.orchestrator.tests.unit.doubles import (
-    FakeReader,
-    ScriptedBrain,
-    ScriptedSearcher,
-    grpc_server,
-)
-from tests.conftest import free_port
+from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher
+from services.orchestrator.tests.unit.port_doubles import PortCorpus, PortRanker, PortReader
 
 FAST: dict[str, Any] = {
     "read_retry_delay_s": 0.01,
     "synthesis_reserve_s": 0.5,
     "question_budget_s": 20.0,
+    # Tests ask faster than a person; the rate-limit tests set their own limits.
+    "rate_questions": "600/minute",
+    "rate_indexing": "600/minute",
 }
 
 
@@ -40,8 +32,8 @@ class Harness:
 
     settings: Settings
     deps: Deps
-    reader: FakeReader
-    ranker: FakeCorpusRanker
+    reader: PortReader
+    ranker: PortRanker
     brain: ScriptedBrain
     searcher: ScriptedSearcher
     outcome: RunOutcome = field(default_factory=RunOutcome)
@@ -75,36 +67,22 @@ async def harness(
     searcher: ScriptedSearcher | None = None,
     **settings: Any,
 ) -> AsyncIterator[Harness]:
-    """Start fake reader/ranker servers (or point at a closed port) and build the Deps."""
-    reader, ranker = FakeReader(pages or {}, delay=reader_delay), FakeCorpusRanker()
-    async with AsyncExitStack() as stack:
-        addrs = []
-        for servicer, up in ((reader, reader_up), (ranker, ranker_up)):
-            if up:
-                server = grpc_server(servicer)
-                port = await server.start()
-                stack.push_async_callback(server.stop, 0)
-            else:
-                port = free_port()
-            addrs.append(f"127.0.0.1:{port}")
-        cfg = Settings(**{**FAST, **settings})
-        reader_ch = grpc.aio.insecure_channel(addrs[0])
-        ranker_ch = grpc.aio.insecure_channel(addrs[1])
-        stack.push_async_callback(reader_ch.close)
-        stack.push_async_callback(ranker_ch.close)
-        brain = brain or ScriptedBrain()
-        searcher = searcher or ScriptedSearcher()
-        deps = Deps(
-            settings=cfg,
-            brain=brain,
-            searcher=searcher,
-            reader=ReaderClient(
-                reader_ch, limit=asyncio.Semaphore(16), retry_delay_s=cfg.read_retry_delay_s
-            ),
-            ranker=RankerClient(ranker_ch, limit=asyncio.Semaphore(8)),
-            corpus=CorpusClient(ranker_ch, limit=asyncio.Semaphore(8)),
-        )
-        yield Harness(cfg, deps, reader, ranker, brain, searcher)
+    """Build the Deps over in-process doubles (``*_up=False``: that port is down)."""
+    reader = PortReader(pages or {}, delay=reader_delay, up=reader_up)
+    ranker = PortRanker(up=ranker_up)
+    cfg = Settings(**{**FAST, **settings})
+    brain = brain or ScriptedBrain()
+    searcher = searcher or ScriptedSearcher()
+    deps = Deps(
+        settings=cfg,
+        brain=brain,
+        searcher=searcher,
+        reader=reader,
+        ranker=ranker,
+        # The corpus lives in the ranker today: down together.
+        corpus=PortCorpus(ranker.corpus, up=ranker_up),
+    )
+    yield Harness(cfg, deps, reader, ranker, brain, searcher)
 
 
 def types(events: Sequence[Event]) -> list[str]:

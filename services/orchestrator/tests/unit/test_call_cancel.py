@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 from opentelemetry.instrumentation.grpc import GrpcAioInstrumentorClient
+from orchestrator.agent.domain import ReaderUnavailable
 from orchestrator.clients import calls
-from orchestrator.clients.reader import ReaderClient, ReaderUnavailable
+from orchestrator.clients.reader import ReaderClient
 
 from services.orchestrator.tests.unit.doubles import FakeReader, grpc_server
 from services.orchestrator.tests.unit.test_disconnect import until

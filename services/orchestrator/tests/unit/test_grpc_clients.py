@@ -8,9 +8,9 @@ from contextlib import asynccontextmanager
 
 import grpc
 import pytest
-from orchestrator.clients.ranker import PageText, RankerClient, RankerUnavailable
-from orchestrator.clients.reader import ReaderClient, ReaderUnavailable
-from orchestrator.clients.searxng_types import SearchHit
+from orchestrator.agent.domain import PageText, RankerUnavailable, ReaderUnavailable, SearchHit
+from orchestrator.clients.ranker import RankerClient
+from orchestrator.clients.reader import ReaderClient
 from quarry.v1 import reader_pb2
 
 from services.orchestrator.tests.unit.corpus_doubles import FakeCorpusRanker
@@ -105,3 +105,27 @@ async def test_ranker_client_round_trip_and_failure() -> None:
     assert [h.url for h in ranked] == ["http://b.test/", "http://a.test/"]
     assert ranked[0] is hits[1]
     assert [(c.url, c.text) for c in chunks] == [("http://b.test/", "dogs bark")]
+
+
+async def test_rank_passages_sends_a_pages_text_once_and_resends_what_the_ranker_lost() -> None:
+    fake = FakeCorpusRanker()
+    server = grpc_server(fake)
+    port = await server.start()
+    pages = [PageText("http://a.test/", "A", "cats purr"), PageText("http://b.test/", "B", "dogs")]
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            client = RankerClient(channel, limit=asyncio.Semaphore(2))
+
+            async def rank() -> list[str]:
+                found = await client.rank_passages(
+                    ["cats"], pages, budget_tokens=500, passage_words=120, timeout=5
+                )
+                return [p.url for p in found]
+
+            assert await rank() == ["http://a.test/", "http://b.test/"]
+            assert await rank() == ["http://a.test/", "http://b.test/"]
+            fake.known.clear()  # the ranker restarted
+            assert await rank() == ["http://a.test/", "http://b.test/"]
+    finally:
+        await server.stop(0)
+    assert fake.sent_text == [[True, True], [False, False], [False, False], [True, True]]

@@ -235,7 +235,7 @@ async def test_prefetch_ranks_chunks_while_the_snippet_judge_thinks() -> None:
     order = types(events)
     assert order.index("chunks.ranked") < order.index("judge")
     assert order.count("chunks.ranked") == 1
-    assert brain.judged[1][0].kind == "chunk"
+    assert brain.judged[1][0].kind == "passages"
 
 
 async def test_a_follow_up_with_nothing_new_ends_the_search() -> None:

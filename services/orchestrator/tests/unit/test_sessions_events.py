@@ -120,3 +120,10 @@ def test_deadline_caps_timeouts_by_what_is_left() -> None:
     clock.now += 5
     assert deadline.remaining() == 0
     assert deadline.expired
+
+
+def test_the_passages_a_turn_keeps_count_against_the_budget() -> None:
+    source = {"n": 1, "url": "http://x/", "excerpt": "e", "passages": ["a" * 500, "b" * 300]}
+    bare = Turn("q", "a", ({"n": 1, "url": "http://x/", "excerpt": "e"},), "answered", 0.0)
+    kept = Turn("q", "a", (source,), "answered", 0.0)
+    assert kept.size == bare.size + 800

@@ -25,3 +25,18 @@ class Settings(BaseServiceSettings):
     cpu_concurrency: int = Field(default=2, ge=1, le=64)
     # Where the local-documents index persists ({data_dir}/corpus/); unset: in memory only.
     data_dir: Path | None = None
+
+    # --- RankPassages: dense retrieval and caches ---
+    # Load the embedding model (all-MiniLM-L6-v2, quarry-embed) and fuse dense with BM25;
+    # false, or a model that cannot load, ranks passages by BM25 alone.
+    dense: bool = True
+    # Threads of one embedding call; calls are bounded by cpu_concurrency like the rest.
+    embed_threads: int = Field(default=1, ge=1, le=64)
+    # Vectors kept by text hash (1.5 KiB each) and prepared pages kept by (url, hash).
+    embed_cache: int = Field(default=50_000, ge=1, le=10_000_000)
+    page_cache: int = Field(default=512, ge=1, le=100_000)
+    # Per query, the BM25 top passages that are embedded when not cached yet.
+    dense_candidates: int = Field(default=8, ge=1, le=1000)
+    # Time one call may spend computing new vectors (the rest ranks by BM25 alone), kept
+    # well inside the orchestrator's ORCHESTRATOR_RANKER_TIMEOUT_S.
+    dense_seconds: float = Field(default=2.0, gt=0, le=60)

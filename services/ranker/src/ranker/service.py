@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import grpc
 from opentelemetry import trace
 from quarry.v1 import ranker_pb2, ranker_pb2_grpc
+from quarry_embed import CachedEmbedder, load_or_none
 
 from ranker.analyzer import Analyzer, AnalyzerConfig
 from ranker.bounds import check_query
@@ -20,6 +21,8 @@ from ranker.corpus.corpus import Corpus
 from ranker.corpus_rpc import CorpusRpcs
 from ranker.errors import BoundExceededError, InvalidRequestError
 from ranker.model import Page, RankedResult, ScoredChunk, SearchResult
+from ranker.passages import Embeds, PassageParams
+from ranker.passages_rpc import PageCache, PassageRpcs
 from ranker.results import ResultsParams, rank_results
 
 logger = logging.getLogger(__name__)
@@ -165,15 +168,38 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
         self._cpu = asyncio.Semaphore(settings.cpu_concurrency)
         corpus = corpus or Corpus(self._analyzer, settings.data_dir)
         self._corpus = CorpusRpcs(self._analyzer, corpus, self._in_thread)
+        self._settings = settings
+        self._embedder: Embeds | None = None
+        self._passages = PassageRpcs(
+            self._analyzer,
+            self._in_thread,
+            cache=PageCache(settings.page_cache),
+            embedder=lambda: self._embedder,
+            defaults=PassageParams(
+                dense_candidates=settings.dense_candidates, dense_seconds=settings.dense_seconds
+            ),
+        )
 
     async def warm_up(self) -> None:
         """Load the corpus index and run each code path once (numpy, bm25s, the stemmer)
         before reporting SERVING."""
         await asyncio.to_thread(self._corpus.corpus.load)
+        if self._settings.dense:
+            self._embedder = await asyncio.to_thread(self._load_embedder)
         page = Page("https://warm.up/", "warm up", "# Warm up\n\nRanking warms up the ranker.")
         result = SearchResult("https://warm.up/", "warm up", "ranking warms up", 1)
         await self._in_thread(lambda: rank_chunks(self._analyzer, "ranking", [page]))
         rank_results(self._analyzer, "ranking", [result])
+
+    def _load_embedder(self) -> Embeds | None:
+        """The cached embedder, or None (with a warning) when the model cannot load."""
+        s = self._settings
+        model = load_or_none(threads=s.embed_threads)
+        if model is None:
+            return None
+        cached = CachedEmbedder(model, max_entries=s.embed_cache)
+        cached.embed(["warm up"])
+        return cached
 
     async def _in_thread(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` in a worker thread, at most ``cpu_concurrency`` at once."""
@@ -229,6 +255,12 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
             logger.exception("RankChunks failed")
             await context.abort(grpc.StatusCode.INTERNAL, "internal error")
         return chunks_to_proto(chunks, total)
+
+    async def RankPassages(
+        self, request: ranker_pb2.RankPassagesRequest, context: CorpusContext
+    ) -> ranker_pb2.RankPassagesResponse:
+        """The evidence for a question: passages by BM25 + dense (RRF) within a budget."""
+        return await self._passages.rank(request, context)
 
     async def ListDocuments(
         self, request: ranker_pb2.ListDocumentsRequest, context: CorpusContext

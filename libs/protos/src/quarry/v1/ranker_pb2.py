@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/ranker.proto\x12\tquarry.v1\"\x84\x01\n\x0cSearchResult\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07snippet\x18\x03 \x01(\t\x12\x13\n\x0b\x65ngine_rank\x18\x04 \x01(\r\x12\x0f\n\x07\x65ngines\x18\x05 \x03(\t\x12\x11\n\tpublished\x18\x06 \x01(\t\x12\x0e\n\x06source\x18\x07 \x01(\t\"\xd6\x01\n\x12RankResultsRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12(\n\x07results\x18\x02 \x03(\x0b\x32\x17.quarry.v1.SearchResult\x12\r\n\x05top_k\x18\x03 \x01(\r\x12\x19\n\x0ctitle_weight\x18\x04 \x01(\x02H\x00\x88\x01\x01\x12\x1b\n\x0esnippet_weight\x18\x05 \x01(\x02H\x01\x88\x01\x01\x12\x12\n\x05rrf_k\x18\x06 \x01(\rH\x02\x88\x01\x01\x42\x0f\n\r_title_weightB\x11\n\x0f_snippet_weightB\x08\n\x06_rrf_k\"\x99\x01\n\x0cRankedResult\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.quarry.v1.SearchResult\x12\x13\n\x0b\x62m25f_score\x18\x02 \x01(\x01\x12\x19\n\x0clexical_rank\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x11\n\trrf_score\x18\x04 \x01(\x01\x12\x0c\n\x04rank\x18\x05 \x01(\rB\x0f\n\r_lexical_rank\"N\n\x13RankResultsResponse\x12(\n\x07results\x18\x01 \x03(\x0b\x32\x17.quarry.v1.RankedResult\x12\r\n\x05total\x18\x02 \x01(\r\"4\n\x04Page\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x10\n\x08markdown\x18\x03 \x01(\t\"\xb4\x01\n\x11RankChunksRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x1e\n\x05pages\x18\x02 \x03(\x0b\x32\x0f.quarry.v1.Page\x12\x12\n\x05top_k\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x18\n\x0b\x63hunk_words\x18\x04 \x01(\rH\x01\x88\x01\x01\x12\x18\n\x0bone_per_url\x18\x05 \x01(\x08H\x02\x88\x01\x01\x42\x08\n\x06_top_kB\x0e\n\x0c_chunk_wordsB\x0e\n\x0c_one_per_url\"O\n\x05\x43hunk\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\r\n\x05score\x18\x04 \x01(\x01\x12\r\n\x05index\x18\x05 \x01(\r\"L\n\x12RankChunksResponse\x12 \n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x10.quarry.v1.Chunk\x12\x14\n\x0ctotal_chunks\x18\x02 \x01(\r\"{\n\x08\x44ocument\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x10\n\x08markdown\x18\x03 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x04 \x01(\t\x12\x0c\n\x04size\x18\x05 \x01(\x04\x12\x10\n\x08mtime_ns\x18\x06 \x01(\x03\x12\x0c\n\x04kind\x18\x07 \x01(\t\"}\n\x0c\x44ocumentInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x02 \x01(\t\x12\x0c\n\x04size\x18\x03 \x01(\x04\x12\x10\n\x08mtime_ns\x18\x04 \x01(\x03\x12\r\n\x05title\x18\x05 \x01(\t\x12\x0c\n\x04kind\x18\x06 \x01(\t\x12\x0e\n\x06\x63hunks\x18\x07 \x01(\r\")\n\x14ListDocumentsRequest\x12\x11\n\tid_prefix\x18\x01 \x01(\t\"C\n\x15ListDocumentsResponse\x12*\n\tdocuments\x18\x01 \x03(\x0b\x32\x17.quarry.v1.DocumentInfo\"P\n\x15IndexDocumentsRequest\x12#\n\x06upsert\x18\x01 \x03(\x0b\x32\x13.quarry.v1.Document\x12\x12\n\nremove_ids\x18\x02 \x03(\t\"L\n\x16IndexDocumentsResponse\x12\x10\n\x08upserted\x18\x01 \x01(\r\x12\x0f\n\x07removed\x18\x02 \x01(\r\x12\x0f\n\x07pending\x18\x03 \x01(\r\"\x15\n\x13\x43ommitCorpusRequest\"W\n\x0b\x43orpusStats\x12\x11\n\tdocuments\x18\x01 \x01(\r\x12\x0e\n\x06\x63hunks\x18\x02 \x01(\r\x12\x0f\n\x07pending\x18\x03 \x01(\r\x12\x14\n\x0c\x63ommitted_at\x18\x04 \x01(\t\"B\n\x13SearchCorpusRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x12\n\x05top_k\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\x08\n\x06_top_k\"S\n\x14SearchCorpusResponse\x12(\n\x07results\x18\x01 \x03(\x0b\x32\x17.quarry.v1.SearchResult\x12\x11\n\tdocuments\x18\x02 \x01(\r\" \n\x12GetDocumentRequest\x12\n\n\x02id\x18\x01 \x01(\t2\xa8\x04\n\x06Ranker\x12L\n\x0bRankResults\x12\x1d.quarry.v1.RankResultsRequest\x1a\x1e.quarry.v1.RankResultsResponse\x12I\n\nRankChunks\x12\x1c.quarry.v1.RankChunksRequest\x1a\x1d.quarry.v1.RankChunksResponse\x12R\n\rListDocuments\x12\x1f.quarry.v1.ListDocumentsRequest\x1a .quarry.v1.ListDocumentsResponse\x12U\n\x0eIndexDocuments\x12 .quarry.v1.IndexDocumentsRequest\x1a!.quarry.v1.IndexDocumentsResponse\x12\x46\n\x0c\x43ommitCorpus\x12\x1e.quarry.v1.CommitCorpusRequest\x1a\x16.quarry.v1.CorpusStats\x12O\n\x0cSearchCorpus\x12\x1e.quarry.v1.SearchCorpusRequest\x1a\x1f.quarry.v1.SearchCorpusResponse\x12\x41\n\x0bGetDocument\x12\x1d.quarry.v1.GetDocumentRequest\x1a\x13.quarry.v1.Documentb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16quarry/v1/ranker.proto\x12\tquarry.v1\"\x84\x01\n\x0cSearchResult\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07snippet\x18\x03 \x01(\t\x12\x13\n\x0b\x65ngine_rank\x18\x04 \x01(\r\x12\x0f\n\x07\x65ngines\x18\x05 \x03(\t\x12\x11\n\tpublished\x18\x06 \x01(\t\x12\x0e\n\x06source\x18\x07 \x01(\t\"\xd6\x01\n\x12RankResultsRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12(\n\x07results\x18\x02 \x03(\x0b\x32\x17.quarry.v1.SearchResult\x12\r\n\x05top_k\x18\x03 \x01(\r\x12\x19\n\x0ctitle_weight\x18\x04 \x01(\x02H\x00\x88\x01\x01\x12\x1b\n\x0esnippet_weight\x18\x05 \x01(\x02H\x01\x88\x01\x01\x12\x12\n\x05rrf_k\x18\x06 \x01(\rH\x02\x88\x01\x01\x42\x0f\n\r_title_weightB\x11\n\x0f_snippet_weightB\x08\n\x06_rrf_k\"\x99\x01\n\x0cRankedResult\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.quarry.v1.SearchResult\x12\x13\n\x0b\x62m25f_score\x18\x02 \x01(\x01\x12\x19\n\x0clexical_rank\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x11\n\trrf_score\x18\x04 \x01(\x01\x12\x0c\n\x04rank\x18\x05 \x01(\rB\x0f\n\r_lexical_rank\"N\n\x13RankResultsResponse\x12(\n\x07results\x18\x01 \x03(\x0b\x32\x17.quarry.v1.RankedResult\x12\r\n\x05total\x18\x02 \x01(\r\"4\n\x04Page\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x10\n\x08markdown\x18\x03 \x01(\t\"\xb4\x01\n\x11RankChunksRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x1e\n\x05pages\x18\x02 \x03(\x0b\x32\x0f.quarry.v1.Page\x12\x12\n\x05top_k\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x18\n\x0b\x63hunk_words\x18\x04 \x01(\rH\x01\x88\x01\x01\x12\x18\n\x0bone_per_url\x18\x05 \x01(\x08H\x02\x88\x01\x01\x42\x08\n\x06_top_kB\x0e\n\x0c_chunk_wordsB\x0e\n\x0c_one_per_url\"O\n\x05\x43hunk\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\r\n\x05score\x18\x04 \x01(\x01\x12\r\n\x05index\x18\x05 \x01(\r\"L\n\x12RankChunksResponse\x12 \n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x10.quarry.v1.Chunk\x12\x14\n\x0ctotal_chunks\x18\x02 \x01(\r\"Q\n\x0bPassagePage\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x10\n\x08markdown\x18\x03 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x04 \x01(\t\"\xf3\x01\n\x13RankPassagesRequest\x12\x0f\n\x07queries\x18\x01 \x03(\t\x12%\n\x05pages\x18\x02 \x03(\x0b\x32\x16.quarry.v1.PassagePage\x12\x1a\n\rbudget_tokens\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x1a\n\rpassage_words\x18\x04 \x01(\rH\x01\x88\x01\x01\x12\x19\n\x0cmax_per_page\x18\x05 \x01(\rH\x02\x88\x01\x01\x12\x12\n\x05\x64\x65nse\x18\x06 \x01(\x08H\x03\x88\x01\x01\x42\x10\n\x0e_budget_tokensB\x10\n\x0e_passage_wordsB\x0f\n\r_max_per_pageB\x08\n\x06_dense\"a\n\x07Passage\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\r\n\x05score\x18\x04 \x01(\x01\x12\r\n\x05index\x18\x05 \x01(\r\x12\x0e\n\x06tokens\x18\x06 \x01(\r\"y\n\x14RankPassagesResponse\x12$\n\x08passages\x18\x01 \x03(\x0b\x32\x12.quarry.v1.Passage\x12\x14\n\x0cmissing_urls\x18\x02 \x03(\t\x12\x16\n\x0etotal_passages\x18\x03 \x01(\r\x12\r\n\x05\x64\x65nse\x18\x04 \x01(\x08\"{\n\x08\x44ocument\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x10\n\x08markdown\x18\x03 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x04 \x01(\t\x12\x0c\n\x04size\x18\x05 \x01(\x04\x12\x10\n\x08mtime_ns\x18\x06 \x01(\x03\x12\x0c\n\x04kind\x18\x07 \x01(\t\"}\n\x0c\x44ocumentInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x02 \x01(\t\x12\x0c\n\x04size\x18\x03 \x01(\x04\x12\x10\n\x08mtime_ns\x18\x04 \x01(\x03\x12\r\n\x05title\x18\x05 \x01(\t\x12\x0c\n\x04kind\x18\x06 \x01(\t\x12\x0e\n\x06\x63hunks\x18\x07 \x01(\r\")\n\x14ListDocumentsRequest\x12\x11\n\tid_prefix\x18\x01 \x01(\t\"C\n\x15ListDocumentsResponse\x12*\n\tdocuments\x18\x01 \x03(\x0b\x32\x17.quarry.v1.DocumentInfo\"P\n\x15IndexDocumentsRequest\x12#\n\x06upsert\x18\x01 \x03(\x0b\x32\x13.quarry.v1.Document\x12\x12\n\nremove_ids\x18\x02 \x03(\t\"L\n\x16IndexDocumentsResponse\x12\x10\n\x08upserted\x18\x01 \x01(\r\x12\x0f\n\x07removed\x18\x02 \x01(\r\x12\x0f\n\x07pending\x18\x03 \x01(\r\"\x15\n\x13\x43ommitCorpusRequest\"W\n\x0b\x43orpusStats\x12\x11\n\tdocuments\x18\x01 \x01(\r\x12\x0e\n\x06\x63hunks\x18\x02 \x01(\r\x12\x0f\n\x07pending\x18\x03 \x01(\r\x12\x14\n\x0c\x63ommitted_at\x18\x04 \x01(\t\"B\n\x13SearchCorpusRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x12\n\x05top_k\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\x08\n\x06_top_k\"S\n\x14SearchCorpusResponse\x12(\n\x07results\x18\x01 \x03(\x0b\x32\x17.quarry.v1.SearchResult\x12\x11\n\tdocuments\x18\x02 \x01(\r\" \n\x12GetDocumentRequest\x12\n\n\x02id\x18\x01 \x01(\t2\xf9\x04\n\x06Ranker\x12L\n\x0bRankResults\x12\x1d.quarry.v1.RankResultsRequest\x1a\x1e.quarry.v1.RankResultsResponse\x12I\n\nRankChunks\x12\x1c.quarry.v1.RankChunksRequest\x1a\x1d.quarry.v1.RankChunksResponse\x12O\n\x0cRankPassages\x12\x1e.quarry.v1.RankPassagesRequest\x1a\x1f.quarry.v1.RankPassagesResponse\x12R\n\rListDocuments\x12\x1f.quarry.v1.ListDocumentsRequest\x1a .quarry.v1.ListDocumentsResponse\x12U\n\x0eIndexDocuments\x12 .quarry.v1.IndexDocumentsRequest\x1a!.quarry.v1.IndexDocumentsResponse\x12\x46\n\x0c\x43ommitCorpus\x12\x1e.quarry.v1.CommitCorpusRequest\x1a\x16.quarry.v1.CorpusStats\x12O\n\x0cSearchCorpus\x12\x1e.quarry.v1.SearchCorpusRequest\x1a\x1f.quarry.v1.SearchCorpusResponse\x12\x41\n\x0bGetDocument\x12\x1d.quarry.v1.GetDocumentRequest\x1a\x13.quarry.v1.Documentb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -47,28 +47,36 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CHUNK']._serialized_end=941
   _globals['_RANKCHUNKSRESPONSE']._serialized_start=943
   _globals['_RANKCHUNKSRESPONSE']._serialized_end=1019
-  _globals['_DOCUMENT']._serialized_start=1021
-  _globals['_DOCUMENT']._serialized_end=1144
-  _globals['_DOCUMENTINFO']._serialized_start=1146
-  _globals['_DOCUMENTINFO']._serialized_end=1271
-  _globals['_LISTDOCUMENTSREQUEST']._serialized_start=1273
-  _globals['_LISTDOCUMENTSREQUEST']._serialized_end=1314
-  _globals['_LISTDOCUMENTSRESPONSE']._serialized_start=1316
-  _globals['_LISTDOCUMENTSRESPONSE']._serialized_end=1383
-  _globals['_INDEXDOCUMENTSREQUEST']._serialized_start=1385
-  _globals['_INDEXDOCUMENTSREQUEST']._serialized_end=1465
-  _globals['_INDEXDOCUMENTSRESPONSE']._serialized_start=1467
-  _globals['_INDEXDOCUMENTSRESPONSE']._serialized_end=1543
-  _globals['_COMMITCORPUSREQUEST']._serialized_start=1545
-  _globals['_COMMITCORPUSREQUEST']._serialized_end=1566
-  _globals['_CORPUSSTATS']._serialized_start=1568
-  _globals['_CORPUSSTATS']._serialized_end=1655
-  _globals['_SEARCHCORPUSREQUEST']._serialized_start=1657
-  _globals['_SEARCHCORPUSREQUEST']._serialized_end=1723
-  _globals['_SEARCHCORPUSRESPONSE']._serialized_start=1725
-  _globals['_SEARCHCORPUSRESPONSE']._serialized_end=1808
-  _globals['_GETDOCUMENTREQUEST']._serialized_start=1810
-  _globals['_GETDOCUMENTREQUEST']._serialized_end=1842
-  _globals['_RANKER']._serialized_start=1845
-  _globals['_RANKER']._serialized_end=2397
+  _globals['_PASSAGEPAGE']._serialized_start=1021
+  _globals['_PASSAGEPAGE']._serialized_end=1102
+  _globals['_RANKPASSAGESREQUEST']._serialized_start=1105
+  _globals['_RANKPASSAGESREQUEST']._serialized_end=1348
+  _globals['_PASSAGE']._serialized_start=1350
+  _globals['_PASSAGE']._serialized_end=1447
+  _globals['_RANKPASSAGESRESPONSE']._serialized_start=1449
+  _globals['_RANKPASSAGESRESPONSE']._serialized_end=1570
+  _globals['_DOCUMENT']._serialized_start=1572
+  _globals['_DOCUMENT']._serialized_end=1695
+  _globals['_DOCUMENTINFO']._serialized_start=1697
+  _globals['_DOCUMENTINFO']._serialized_end=1822
+  _globals['_LISTDOCUMENTSREQUEST']._serialized_start=1824
+  _globals['_LISTDOCUMENTSREQUEST']._serialized_end=1865
+  _globals['_LISTDOCUMENTSRESPONSE']._serialized_start=1867
+  _globals['_LISTDOCUMENTSRESPONSE']._serialized_end=1934
+  _globals['_INDEXDOCUMENTSREQUEST']._serialized_start=1936
+  _globals['_INDEXDOCUMENTSREQUEST']._serialized_end=2016
+  _globals['_INDEXDOCUMENTSRESPONSE']._serialized_start=2018
+  _globals['_INDEXDOCUMENTSRESPONSE']._serialized_end=2094
+  _globals['_COMMITCORPUSREQUEST']._serialized_start=2096
+  _globals['_COMMITCORPUSREQUEST']._serialized_end=2117
+  _globals['_CORPUSSTATS']._serialized_start=2119
+  _globals['_CORPUSSTATS']._serialized_end=2206
+  _globals['_SEARCHCORPUSREQUEST']._serialized_start=2208
+  _globals['_SEARCHCORPUSREQUEST']._serialized_end=2274
+  _globals['_SEARCHCORPUSRESPONSE']._serialized_start=2276
+  _globals['_SEARCHCORPUSRESPONSE']._serialized_end=2359
+  _globals['_GETDOCUMENTREQUEST']._serialized_start=2361
+  _globals['_GETDOCUMENTREQUEST']._serialized_end=2393
+  _globals['_RANKER']._serialized_start=2396
+  _globals['_RANKER']._serialized_end=3029
 # @@protoc_insertion_point(module_scope)

@@ -108,6 +108,62 @@ class RankChunksResponse(_message.Message):
     total_chunks: int
     def __init__(self, chunks: _Optional[_Iterable[_Union[Chunk, _Mapping]]] = ..., total_chunks: _Optional[int] = ...) -> None: ...
 
+class PassagePage(_message.Message):
+    __slots__ = ("url", "title", "markdown", "content_hash")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    MARKDOWN_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    title: str
+    markdown: str
+    content_hash: str
+    def __init__(self, url: _Optional[str] = ..., title: _Optional[str] = ..., markdown: _Optional[str] = ..., content_hash: _Optional[str] = ...) -> None: ...
+
+class RankPassagesRequest(_message.Message):
+    __slots__ = ("queries", "pages", "budget_tokens", "passage_words", "max_per_page", "dense")
+    QUERIES_FIELD_NUMBER: _ClassVar[int]
+    PAGES_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    PASSAGE_WORDS_FIELD_NUMBER: _ClassVar[int]
+    MAX_PER_PAGE_FIELD_NUMBER: _ClassVar[int]
+    DENSE_FIELD_NUMBER: _ClassVar[int]
+    queries: _containers.RepeatedScalarFieldContainer[str]
+    pages: _containers.RepeatedCompositeFieldContainer[PassagePage]
+    budget_tokens: int
+    passage_words: int
+    max_per_page: int
+    dense: bool
+    def __init__(self, queries: _Optional[_Iterable[str]] = ..., pages: _Optional[_Iterable[_Union[PassagePage, _Mapping]]] = ..., budget_tokens: _Optional[int] = ..., passage_words: _Optional[int] = ..., max_per_page: _Optional[int] = ..., dense: _Optional[bool] = ...) -> None: ...
+
+class Passage(_message.Message):
+    __slots__ = ("url", "title", "text", "score", "index", "tokens")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    title: str
+    text: str
+    score: float
+    index: int
+    tokens: int
+    def __init__(self, url: _Optional[str] = ..., title: _Optional[str] = ..., text: _Optional[str] = ..., score: _Optional[float] = ..., index: _Optional[int] = ..., tokens: _Optional[int] = ...) -> None: ...
+
+class RankPassagesResponse(_message.Message):
+    __slots__ = ("passages", "missing_urls", "total_passages", "dense")
+    PASSAGES_FIELD_NUMBER: _ClassVar[int]
+    MISSING_URLS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_PASSAGES_FIELD_NUMBER: _ClassVar[int]
+    DENSE_FIELD_NUMBER: _ClassVar[int]
+    passages: _containers.RepeatedCompositeFieldContainer[Passage]
+    missing_urls: _containers.RepeatedScalarFieldContainer[str]
+    total_passages: int
+    dense: bool
+    def __init__(self, passages: _Optional[_Iterable[_Union[Passage, _Mapping]]] = ..., missing_urls: _Optional[_Iterable[str]] = ..., total_passages: _Optional[int] = ..., dense: _Optional[bool] = ...) -> None: ...
+
 class Document(_message.Message):
     __slots__ = ("id", "title", "markdown", "content_hash", "size", "mtime_ns", "kind")
     ID_FIELD_NUMBER: _ClassVar[int]

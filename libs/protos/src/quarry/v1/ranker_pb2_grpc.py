@@ -46,6 +46,11 @@ class RankerStub:
                 request_serializer=quarry_dot_v1_dot_ranker__pb2.RankChunksRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_ranker__pb2.RankChunksResponse.FromString,
                 _registered_method=True)
+        self.RankPassages = channel.unary_unary(
+                '/quarry.v1.Ranker/RankPassages',
+                request_serializer=quarry_dot_v1_dot_ranker__pb2.RankPassagesRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_ranker__pb2.RankPassagesResponse.FromString,
+                _registered_method=True)
         self.ListDocuments = channel.unary_unary(
                 '/quarry.v1.Ranker/ListDocuments',
                 request_serializer=quarry_dot_v1_dot_ranker__pb2.ListDocumentsRequest.SerializeToString,
@@ -86,6 +91,17 @@ class RankerServicer:
 
     def RankChunks(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RankPassages(self, request, context):
+        """The evidence for a question: sentence-aware passages of the pages, ranked against every
+        query (BM25 and, when the embedding model loaded, dense vectors, fused by RRF), then
+        chosen within a token budget (several per page, neighbours, near-duplicates dropped).
+        The ranker keeps chunked and embedded pages in a bounded cache by (url, content_hash),
+        so a caller sends a page's text once and refers to it by hash afterwards.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -136,6 +152,11 @@ def add_RankerServicer_to_server(servicer, server):
                     servicer.RankChunks,
                     request_deserializer=quarry_dot_v1_dot_ranker__pb2.RankChunksRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_ranker__pb2.RankChunksResponse.SerializeToString,
+            ),
+            'RankPassages': grpc.unary_unary_rpc_method_handler(
+                    servicer.RankPassages,
+                    request_deserializer=quarry_dot_v1_dot_ranker__pb2.RankPassagesRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_ranker__pb2.RankPassagesResponse.SerializeToString,
             ),
             'ListDocuments': grpc.unary_unary_rpc_method_handler(
                     servicer.ListDocuments,
@@ -219,6 +240,33 @@ class Ranker:
             '/quarry.v1.Ranker/RankChunks',
             quarry_dot_v1_dot_ranker__pb2.RankChunksRequest.SerializeToString,
             quarry_dot_v1_dot_ranker__pb2.RankChunksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RankPassages(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.Ranker/RankPassages',
+            quarry_dot_v1_dot_ranker__pb2.RankPassagesRequest.SerializeToString,
+            quarry_dot_v1_dot_ranker__pb2.RankPassagesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -37,6 +37,13 @@ class RankerStub:
     def __new__(cls, channel: _aio.Channel) -> RankerAsyncStub: ...
     RankResults: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.RankResultsRequest, _ranker_pb2.RankResultsResponse]
     RankChunks: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.RankChunksRequest, _ranker_pb2.RankChunksResponse]
+    RankPassages: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.RankPassagesRequest, _ranker_pb2.RankPassagesResponse]
+    """The evidence for a question: sentence-aware passages of the pages, ranked against every
+    query (BM25 and, when the embedding model loaded, dense vectors, fused by RRF), then
+    chosen within a token budget (several per page, neighbours, near-duplicates dropped).
+    The ranker keeps chunked and embedded pages in a bounded cache by (url, content_hash),
+    so a caller sends a page's text once and refers to it by hash afterwards.
+    """
     ListDocuments: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.ListDocumentsRequest, _ranker_pb2.ListDocumentsResponse]
     """Local documents (the corpus): a persistent BM25 index of documents the caller has already
     extracted. Changes are applied in batches and become searchable at Commit, atomically:
@@ -57,6 +64,13 @@ class RankerAsyncStub(RankerStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     RankResults: _aio.UnaryUnaryMultiCallable[_ranker_pb2.RankResultsRequest, _ranker_pb2.RankResultsResponse]  # type: ignore[assignment]
     RankChunks: _aio.UnaryUnaryMultiCallable[_ranker_pb2.RankChunksRequest, _ranker_pb2.RankChunksResponse]  # type: ignore[assignment]
+    RankPassages: _aio.UnaryUnaryMultiCallable[_ranker_pb2.RankPassagesRequest, _ranker_pb2.RankPassagesResponse]  # type: ignore[assignment]
+    """The evidence for a question: sentence-aware passages of the pages, ranked against every
+    query (BM25 and, when the embedding model loaded, dense vectors, fused by RRF), then
+    chosen within a token budget (several per page, neighbours, near-duplicates dropped).
+    The ranker keeps chunked and embedded pages in a bounded cache by (url, content_hash),
+    so a caller sends a page's text once and refers to it by hash afterwards.
+    """
     ListDocuments: _aio.UnaryUnaryMultiCallable[_ranker_pb2.ListDocumentsRequest, _ranker_pb2.ListDocumentsResponse]  # type: ignore[assignment]
     """Local documents (the corpus): a persistent BM25 index of documents the caller has already
     extracted. Changes are applied in batches and become searchable at Commit, atomically:
@@ -86,6 +100,19 @@ class RankerServicer(metaclass=_abc_1.ABCMeta):
         request: _ranker_pb2.RankChunksRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_ranker_pb2.RankChunksResponse, _abc.Awaitable[_ranker_pb2.RankChunksResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def RankPassages(
+        self,
+        request: _ranker_pb2.RankPassagesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ranker_pb2.RankPassagesResponse, _abc.Awaitable[_ranker_pb2.RankPassagesResponse]]:
+        """The evidence for a question: sentence-aware passages of the pages, ranked against every
+        query (BM25 and, when the embedding model loaded, dense vectors, fused by RRF), then
+        chosen within a token budget (several per page, neighbours, near-duplicates dropped).
+        The ranker keeps chunked and embedded pages in a bounded cache by (url, content_hash),
+        so a caller sends a page's text once and refers to it by hash afterwards.
+        """
 
     @_abc_1.abstractmethod
     def ListDocuments(

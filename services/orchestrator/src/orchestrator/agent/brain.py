@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Literal
 
-from orchestrator.agent.ports import Checked, Decision, Evidence
+from orchestrator.agent.domain import Evidence
+from orchestrator.agent.ports import Checked, Decision
 from orchestrator.citations import check_citations
 from orchestrator.config import Settings
 from orchestrator.llm.base import LLMClient

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from orchestrator.clients.searxng_types import SearchHit
+from orchestrator.agent.domain import SearchHit
 
 #: The usual RRF constant (Cormack et al. 2009); the ranker uses the same default.
 RRF_K = 60

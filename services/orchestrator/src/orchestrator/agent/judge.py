@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from orchestrator.agent.domain import Evidence
 from orchestrator.agent.plan import INVALID_OUTPUT
-from orchestrator.agent.ports import Evidence
 from orchestrator.agent.state import RunState
 from orchestrator.schemas import Judgement
 

@@ -8,15 +8,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.agent.domain import Evidence, SearchHit
 from orchestrator.agent.judge import judge_step
 from orchestrator.agent.plan import plan_step
-from orchestrator.agent.ports import Evidence
 from orchestrator.agent.read import cancel_and_wait, chunks_step, read_pages
 from orchestrator.agent.search import rank_step, search_step
 from orchestrator.agent.state import Deps, RunOptions, RunState
 from orchestrator.agent.synthesise import synthesise
 from orchestrator.budget import Deadline
-from orchestrator.clients.searxng_types import SearchHit
 from orchestrator.errors import RunFailed
 from orchestrator.events import API_VERSION, EventSink, RunStatus
 from orchestrator.llm.base import LLMError
@@ -83,6 +82,7 @@ async def _judge_snippets(
 async def _research(state: RunState, query: str) -> list[Evidence]:
     """Steps 2-8: search rounds until the judge is satisfied or the rounds run out."""
     queries = [query]
+    state.add_queries([state.question, query])
     top = state.top_urls
     while True:
         state.rounds += 1
@@ -136,6 +136,7 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
             )
             return state.chunk_evidence()
         queries = verdict.gap_queries
+        state.add_queries(queries)
 
 
 def _history_evidence(history: list[Turn], limit: int) -> list[Evidence]:
@@ -145,8 +146,9 @@ def _history_evidence(history: list[Turn], limit: int) -> list[Evidence]:
         for src in turn.sources:
             url = str(src["url"])
             if url not in evidence:
+                parts = tuple(str(p) for p in src.get("passages") or [src.get("excerpt", "")])
                 evidence[url] = Evidence(
-                    url, str(src.get("title", "")), str(src.get("excerpt", ""))
+                    url, str(src.get("title", "")), "\n\n".join(parts), "history", parts
                 )
     return list(evidence.values())[:limit]
 

@@ -33,9 +33,14 @@ class ModeProfile:
     max_rounds: int | None
     # Result URLs kept after ranking (and read); None: ORCHESTRATOR_TOP_URLS.
     top_urls: int | None
-    # Passages given to the judge and the answer; None: ORCHESTRATOR_CHUNK_TOP_K.
+    # Chunks given to the judge and the answer with ORCHESTRATOR_EVIDENCE=chunk_per_url;
+    # None: ORCHESTRATOR_CHUNK_TOP_K.
     evidence_sources: int | None
-    # Characters of each source shown to the LLM.
+    # Tokens of evidence per prompt (passages); None: ORCHESTRATOR_EVIDENCE_TOKENS / the model.
+    evidence_tokens: int | None
+    # Search snippets kept beside the passages; None: ORCHESTRATOR_EVIDENCE_SNIPPETS.
+    evidence_snippets: int | None
+    # Characters of each source shown to the LLM (a cap on top of the token budget).
     source_chars: int
 
 
@@ -48,7 +53,10 @@ PROFILES: dict[Mode, ModeProfile] = {
         max_rounds=1,
         top_urls=4,
         evidence_sources=3,
-        source_chars=900,
+        # ~900 tokens of prompt: ~25 s to a first token with the 1.5B model on 2 cores.
+        evidence_tokens=600,
+        evidence_snippets=1,
+        source_chars=1200,
     ),
     "balanced": ModeProfile(
         "balanced",
@@ -58,6 +66,8 @@ PROFILES: dict[Mode, ModeProfile] = {
         max_rounds=None,
         top_urls=None,
         evidence_sources=None,
+        evidence_tokens=None,
+        evidence_snippets=None,
         source_chars=2000,
     ),
     "quality": ModeProfile(
@@ -68,6 +78,8 @@ PROFILES: dict[Mode, ModeProfile] = {
         max_rounds=5,
         top_urls=15,
         evidence_sources=12,
+        evidence_tokens=None,
+        evidence_snippets=None,
         source_chars=2000,
     ),
 }

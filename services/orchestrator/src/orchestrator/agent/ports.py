@@ -1,4 +1,8 @@
-"""What the agent loop needs from the LLM side and from search, as narrow protocols."""
+"""What the agent loop needs from the LLM, search, the reader, the ranker and the corpus.
+
+Narrow protocols over the domain values of :mod:`orchestrator.agent.domain`; the adapters in
+``orchestrator.clients`` implement them over HTTP and gRPC, the loop's unit tests in process.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +10,18 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar
 
-from orchestrator.clients.searxng_types import SearchResponse
+from orchestrator.agent.domain import (
+    Evidence,
+    PageRead,
+    PageText,
+    Passage,
+    SearchHit,
+    SearchResponse,
+)
 from orchestrator.schemas import Judgement, Plan
 from orchestrator.sessions import Turn
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """One source the LLM sees: a snippet, a ranked chunk, or an earlier answer's source."""
-
-    url: str
-    title: str
-    text: str
-    kind: str = "chunk"
 
 
 @dataclass(frozen=True)
@@ -106,4 +107,86 @@ class Searcher(Protocol):
         time_range: str | None = None,
     ) -> SearchResponse:
         """One page of results for ``query``."""
+        ...
+
+
+class Reader(Protocol):
+    """Fetches and extracts web pages."""
+
+    async def read(self, url: str, *, timeout: float) -> PageRead:
+        """Read ``url`` within ``timeout`` seconds (failures are statuses, not exceptions).
+
+        Raises:
+            ReaderUnavailable: the reader itself is down (skip the other URLs).
+        """
+        ...
+
+
+class Ranker(Protocol):
+    """Orders search results and picks the passages the model sees."""
+
+    async def rank_results(
+        self, query: str, hits: Sequence[SearchHit], *, top_k: int, timeout: float
+    ) -> list[SearchHit]:
+        """``hits`` reranked (deduplicated by URL), best first, at most ``top_k``.
+
+        Raises:
+            RankerUnavailable: the call failed (the loop keeps the engine order).
+        """
+        ...
+
+    async def rank_passages(
+        self,
+        queries: Sequence[str],
+        pages: Sequence[PageText],
+        *,
+        budget_tokens: int,
+        passage_words: int,
+        timeout: float,
+    ) -> list[Passage]:
+        """Passages of ``pages`` for ``queries`` (question first), best first, within
+        ``budget_tokens`` (estimated as characters / 4).
+
+        Raises:
+            RankerUnavailable: the call failed (the loop keeps page order).
+        """
+        ...
+
+    async def rank_chunks(
+        self, query: str, pages: Sequence[PageText], *, top_k: int, timeout: float
+    ) -> list[Passage]:
+        """The best ``top_k`` passages over ``pages``, one per URL.
+
+        Raises:
+            RankerUnavailable: the call failed (the loop keeps page order).
+        """
+        ...
+
+
+class StoredText(Protocol):
+    """A local document's stored text."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def markdown(self) -> str: ...
+
+
+class Corpus(Protocol):
+    """The local documents' index."""
+
+    async def search(self, query: str, *, top_k: int, timeout: float) -> list[SearchHit]:
+        """The best documents for ``query`` as hits with ``source="local"``.
+
+        Raises:
+            CorpusError: the index could not be searched.
+        """
+        ...
+
+    async def get(self, doc_id: str, *, timeout: float) -> StoredText | None:
+        """A document's stored text, or None when the index does not know it.
+
+        Raises:
+            CorpusError: the index could not be asked.
+        """
         ...

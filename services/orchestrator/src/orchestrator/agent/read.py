@@ -7,11 +7,17 @@ import logging
 import time
 from collections.abc import Sequence
 
+from orchestrator.agent.domain import (
+    CorpusError,
+    PageRead,
+    PageText,
+    Passage,
+    RankerUnavailable,
+    ReaderUnavailable,
+)
+from orchestrator.agent.evidence import CHARS_PER_TOKEN
 from orchestrator.agent.fusion import origin_of
 from orchestrator.agent.state import RunState
-from orchestrator.clients.corpus import CorpusError
-from orchestrator.clients.ranker import Chunk, PageText, RankerUnavailable
-from orchestrator.clients.reader import PageRead, ReaderUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -107,31 +113,61 @@ async def cancel_and_wait(task: asyncio.Task[None]) -> None:
         logger.error("background task failed", exc_info=task.exception())
 
 
-def _fallback_chunks(pages: Sequence[PageRead], top_k: int) -> list[Chunk]:
-    return [Chunk(p.url, p.title, p.markdown[:FALLBACK_CHUNK_CHARS]) for p in pages[:top_k]]
+def _fallback_chunks(pages: Sequence[PageRead], top_k: int) -> list[Passage]:
+    return [Passage(p.url, p.title, p.markdown[:FALLBACK_CHUNK_CHARS]) for p in pages[:top_k]]
+
+
+def _fallback_passages(pages: Sequence[PageRead], budget_tokens: int) -> list[Passage]:
+    """Each page's opening, in page order, within the budget (the ranker is down)."""
+    out: list[Passage] = []
+    left = budget_tokens * CHARS_PER_TOKEN
+    for p in pages:
+        if left < 200:
+            break
+        text = p.markdown[: min(FALLBACK_CHUNK_CHARS, left)]
+        out.append(Passage(p.final_url or p.url, p.title, text))
+        left -= len(text)
+    return out
+
+
+async def _rank(state: RunState, pages: list[PageText], timeout: float) -> list[Passage]:
+    ranker = state.deps.ranker
+    if state.settings.evidence == "chunk_per_url":
+        return await ranker.rank_chunks(
+            state.question, pages, top_k=state.evidence_sources, timeout=timeout
+        )
+    return await ranker.rank_passages(
+        state.queries or [state.question],
+        pages,
+        budget_tokens=state.passage_budget(),
+        passage_words=state.settings.passage_words,
+        timeout=timeout,
+    )
 
 
 async def chunks_step(state: RunState) -> None:
-    """Rank passages over every page read so far (one per URL); page order if the ranker fails."""
+    """Rank passages over every page read so far; page order if the ranker fails.
+
+    ``chunk_per_url`` asks for one chunk per URL against the question; ``passages`` for
+    passages against every query so far, within the evidence budget.
+    """
     pages = list(state.pages.values())
-    top_k = state.evidence_sources
     by = "ranker"
     with state.stage("chunks", pages=len(pages)) as span:
         cap = state.settings.ranker_timeout_s
+        texts = [PageText(p.final_url or p.url, p.title, p.markdown) for p in pages]
         try:
             async with asyncio.timeout(state.research_left(cap)):
-                state.chunks = await state.deps.ranker.rank_chunks(
-                    state.question,
-                    [PageText(p.final_url or p.url, p.title, p.markdown) for p in pages],
-                    top_k=top_k,
-                    timeout=state.research_left(cap),
-                )
+                state.chunks = await _rank(state, texts, state.research_left(cap))
         except (RankerUnavailable, TimeoutError):
             by = "page_order"
             state.sink.warn(
                 "ranker_unavailable", "The ranker is unavailable; using the search engine's order."
             )
-            state.chunks = _fallback_chunks(pages, top_k)
+            if state.settings.evidence == "chunk_per_url":
+                state.chunks = _fallback_chunks(pages, state.evidence_sources)
+            else:
+                state.chunks = _fallback_passages(pages, state.passage_budget())
         span.set_attribute("ae.chunks", len(state.chunks))
     state.sink.emit(
         "chunks.ranked",

@@ -7,12 +7,16 @@ import logging
 import time
 from collections.abc import Sequence
 
+from orchestrator.agent.domain import (
+    CorpusError,
+    RankerUnavailable,
+    SearchFailed,
+    SearchHit,
+    SearchResponse,
+)
 from orchestrator.agent.fusion import rrf
 from orchestrator.agent.ports import Searcher
 from orchestrator.agent.state import RunState
-from orchestrator.clients.corpus import CorpusError
-from orchestrator.clients.ranker import RankerUnavailable
-from orchestrator.clients.searxng_types import SearchHit, SearchResponse, SearxngError
 from orchestrator.errors import RunFailed
 
 logger = logging.getLogger(__name__)
@@ -40,7 +44,7 @@ class LimitedSearcher:
             )
 
 
-async def _one(state: RunState, query: str) -> SearchResponse | SearxngError:
+async def _one(state: RunState, query: str) -> SearchResponse | SearchFailed:
     start = time.perf_counter()
     opts = state.options
     try:
@@ -51,11 +55,11 @@ async def _one(state: RunState, query: str) -> SearchResponse | SearxngError:
                 language=opts.language,
                 time_range=opts.time_range,
             )
-    except SearxngError as err:
+    except SearchFailed as err:
         logger.warning("search failed", extra={"round": state.rounds, "error": str(err)})
         return err
     except TimeoutError:
-        return SearxngError("SearXNG did not answer within the question's time budget.", "")
+        return SearchFailed("SearXNG did not answer within the question's time budget.", "")
     _completed(state, query, "web", len(response.hits), start, response.unresponsive_engines)
     return response
 
@@ -96,11 +100,11 @@ def _completed(
     )
 
 
-Outcome = SearchResponse | SearxngError | list[SearchHit] | CorpusError
+Outcome = SearchResponse | SearchFailed | list[SearchHit] | CorpusError
 
 
 def _warn_failures(state: RunState, outcomes: list[Outcome]) -> None:
-    web_errors = [o for o in outcomes if isinstance(o, SearxngError)]
+    web_errors = [o for o in outcomes if isinstance(o, SearchFailed)]
     local_errors = [o for o in outcomes if isinstance(o, CorpusError)]
     if web_errors:
         state.sink.warn("search_partial", f"Some searches failed: {web_errors[0]}")
@@ -139,7 +143,7 @@ async def search_step(state: RunState, queries: Sequence[str]) -> list[SearchHit
                     per_query.append(tg.create_task(search(state, query)))
                 tasks.append(per_query)
         outcomes = [t.result() for per_query in tasks for t in per_query]
-        failed = [o for o in outcomes if isinstance(o, SearxngError | CorpusError)]
+        failed = [o for o in outcomes if isinstance(o, SearchFailed | CorpusError)]
         if len(failed) == len(outcomes):
             raise RunFailed("search_unavailable", str(failed[0]))
         _warn_failures(state, outcomes)

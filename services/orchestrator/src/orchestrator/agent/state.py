@@ -10,13 +10,11 @@ from typing import Any
 
 from opentelemetry import trace
 
+from orchestrator.agent import evidence
+from orchestrator.agent.domain import Evidence, PageRead, Passage, SearchHit
 from orchestrator.agent.modes import PROFILES, Mode, ModeProfile, resolve_mode
-from orchestrator.agent.ports import Brain, Evidence, Searcher
+from orchestrator.agent.ports import Brain, Corpus, Ranker, Reader, Searcher
 from orchestrator.budget import Deadline
-from orchestrator.clients.corpus import CorpusClient
-from orchestrator.clients.ranker import Chunk, RankerClient
-from orchestrator.clients.reader import PageRead, ReaderClient
-from orchestrator.clients.searxng_types import SearchHit
 from orchestrator.config import Settings
 from orchestrator.events import EventSink
 from orchestrator.llm.ready import ReadyGate
@@ -57,10 +55,10 @@ class Deps:
     settings: Settings
     brain: Brain
     searcher: Searcher
-    reader: ReaderClient
-    ranker: RankerClient
+    reader: Reader
+    ranker: Ranker
     # The ranker's corpus (local documents); None when the app has none wired.
-    corpus: CorpusClient | None = None
+    corpus: Corpus | None = None
     # Whether the LLM server has loaded its model; None: assume it has (tests, no probe).
     llm_gate: ReadyGate | None = None
 
@@ -80,7 +78,9 @@ class RunState:
     seen_urls: set[str] = field(default_factory=set)
     pages: dict[str, PageRead] = field(default_factory=dict)
     attempted: set[str] = field(default_factory=set)
-    chunks: list[Chunk] = field(default_factory=list)
+    chunks: list[Passage] = field(default_factory=list)
+    # What passages are ranked against: the question, the planner's rewrite, gap queries.
+    queries: list[str] = field(default_factory=list)
     reader_down: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
     # LLM calls made (planner, judges, answer): what a mode changes.
@@ -135,20 +135,44 @@ class RunState:
         """The best search snippets gathered so far, as evidence."""
         return [Evidence(h.url, h.title, h.snippet, "snippet") for h in self.hits[:limit]]
 
+    def add_queries(self, queries: list[str]) -> None:
+        """Remember queries the passages should answer (first seen first)."""
+        for q in queries:
+            if q.strip() and q not in self.queries:
+                self.queries.append(q)
+
+    def kept_snippets(self) -> list[SearchHit]:
+        """The snippets kept as evidence beside passages (none for chunk_per_url)."""
+        if self.settings.evidence != "passages":
+            return []
+        count = self.profile.evidence_snippets
+        return evidence.snippets_for(
+            self.hits, self.settings.evidence_snippets if count is None else count
+        )
+
+    def passage_budget(self) -> int:
+        """Tokens left for passages once the kept snippets are counted (the mode's budget,
+        else the setting's: on a CPU every evidence token costs prompt time)."""
+        budget = self.profile.evidence_tokens or self.settings.evidence_budget_tokens()
+        left = budget - evidence.snippet_tokens(self.kept_snippets())
+        return max(evidence.MIN_PASSAGE_TOKENS, left)
+
     def chunk_evidence(self) -> list[Evidence]:
-        """The ranked chunks, as evidence."""
-        return [Evidence(c.url, c.title, c.text, "chunk") for c in self.chunks]
+        """The ranked passages (with the best snippets), as evidence."""
+        if self.settings.evidence == "chunk_per_url":
+            return evidence.chunk_per_url(self.chunks)
+        if not self.chunks:
+            return []
+        return evidence.from_passages(self.chunks, self.kept_snippets())
 
     def best_evidence(self) -> list[Evidence]:
         """Chunks when any page was read, else snippets."""
         return self.chunk_evidence() or self.snippets(self.top_urls)
 
-    def clip(self, evidence: Sequence[Evidence]) -> list[Evidence]:
+    def clip(self, items: Sequence[Evidence]) -> list[Evidence]:
         """``evidence`` with each text cut to the mode's per-source size (what the LLM sees)."""
         limit = self.profile.source_chars
-        return [
-            e if len(e.text) <= limit else replace(e, text=_cut(e.text, limit)) for e in evidence
-        ]
+        return [e if len(e.text) <= limit else replace(e, text=_cut(e.text, limit)) for e in items]
 
     @contextmanager
     def stage(self, name: str, **attributes: Any) -> Iterator[trace.Span]:

@@ -6,8 +6,9 @@ import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
+from orchestrator.agent.domain import Evidence
 from orchestrator.agent.fusion import origin_of
-from orchestrator.agent.ports import Checked, Evidence
+from orchestrator.agent.ports import Checked
 from orchestrator.agent.state import RunState
 
 EXCERPT_CHARS = 300
@@ -23,7 +24,8 @@ def number_sources(evidence: Sequence[Evidence]) -> list[Evidence]:
 
 
 def source_list(sources: Sequence[Evidence]) -> list[dict[str, Any]]:
-    """The `sources` event payload: ``[{n, url, title, excerpt, origin}]`` with n = 1..N."""
+    """The `sources` event payload: ``[{n, url, title, excerpt, origin, passages}]``, n = 1..N;
+    ``passages`` are the texts the model saw for the source."""
     return [
         {
             "n": n,
@@ -31,6 +33,7 @@ def source_list(sources: Sequence[Evidence]) -> list[dict[str, Any]]:
             "title": s.title,
             "excerpt": _excerpt(s.text),
             "origin": origin_of(s.url),
+            "passages": list(s.parts),
         }
         for n, s in enumerate(sources, start=1)
     ]

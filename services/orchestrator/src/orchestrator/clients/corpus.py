@@ -10,29 +10,12 @@ from dataclasses import dataclass
 import grpc
 from quarry.v1 import ranker_pb2, ranker_pb2_grpc, reader_pb2, reader_pb2_grpc
 
-from orchestrator.clients.searxng_types import SearchHit
+from orchestrator.agent.domain import CorpusError, SearchHit
 
 logger = logging.getLogger(__name__)
 
 #: Document ids are this prefix followed by the file's absolute path.
 LOCAL_PREFIX = "local:"
-# Codes that mean "try again shortly" (the ranker or reader is starting or busy).
-RETRYABLE = frozenset(
-    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNKNOWN}
-)
-
-
-class CorpusError(Exception):
-    """A corpus call failed; ``code`` is the gRPC status name, the message is safe to show."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-    @property
-    def retryable(self) -> bool:
-        """True when the failure looks transient (service starting, overloaded)."""
-        return self.code in {c.name for c in RETRYABLE}
 
 
 @dataclass(frozen=True)

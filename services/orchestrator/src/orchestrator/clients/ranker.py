@@ -1,46 +1,26 @@
-"""gRPC client for quarry.v1.Ranker: results reranking and chunk selection."""
+"""The ranker adapter (agent port Ranker): quarry.v1.Ranker results reranking and passages."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from quarry.v1 import ranker_pb2, ranker_pb2_grpc
 
-from orchestrator.clients.searxng_types import SearchHit
+from orchestrator.agent.domain import PageText, Passage, RankerUnavailable, SearchHit
 
 logger = logging.getLogger(__name__)
 
-
-class RankerUnavailable(Exception):
-    """The ranker failed the call; the loop falls back to engine order or page order."""
-
-    def __init__(self, code: str) -> None:
-        super().__init__(f"ranker unavailable ({code})")
-        self.code = code
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """A passage of a page the ranker picked."""
-
-    url: str
-    title: str
-    text: str
-    score: float = 0.0
-
-
-@dataclass(frozen=True)
-class PageText:
-    """A page handed to RankChunks."""
-
-    url: str
-    title: str
-    markdown: str
+# Pages this process believes the ranker holds, by (url, sha256): sent by reference. The
+# ranker's own cache is bounded too, so a stale belief costs one resend, never an error.
+KNOWN_PAGES = 4096
+# The ranker's bound on queries per RankPassages call.
+MAX_QUERIES = 8
 
 
 class RankerClient:
@@ -50,6 +30,7 @@ class RankerClient:
         self._stub = ranker_pb2_grpc.RankerStub(channel)
         self._health = health_pb2_grpc.HealthStub(channel)
         self._limit = limit
+        self._known: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     async def rank_results(
         self, query: str, hits: Sequence[SearchHit], *, top_k: int, timeout: float
@@ -100,7 +81,7 @@ class RankerClient:
 
     async def rank_chunks(
         self, query: str, pages: Sequence[PageText], *, top_k: int, timeout: float
-    ) -> list[Chunk]:
+    ) -> list[Passage]:
         """Return the best ``top_k`` passages over ``pages``, one per URL.
 
         Raises:
@@ -117,7 +98,59 @@ class RankerClient:
                 reply = await self._stub.RankChunks(request, timeout=timeout)
         except grpc.aio.AioRpcError as err:
             raise _unavailable(err) from None
-        return [Chunk(c.url, c.title, c.text, c.score) for c in reply.chunks]
+        return [Passage(c.url, c.title, c.text, c.score) for c in reply.chunks]
+
+    async def rank_passages(
+        self,
+        queries: Sequence[str],
+        pages: Sequence[PageText],
+        *,
+        budget_tokens: int,
+        passage_words: int,
+        timeout: float,
+    ) -> list[Passage]:
+        """RankPassages: a page's text crosses the wire once; afterwards only its hash does
+        (pages the ranker no longer holds come back as ``missing_urls`` and are resent once).
+
+        Raises:
+            RankerUnavailable: on any gRPC error or a timeout.
+        """
+        hashes = [_sha256(p.markdown) for p in pages]
+        wanted = list(dict.fromkeys(q for q in queries if q.strip()))[:MAX_QUERIES]
+        resend: set[str] = set()
+        for _ in range(2):
+            msgs = [
+                ranker_pb2.PassagePage(
+                    url=p.url,
+                    title=p.title,
+                    content_hash=h,
+                    markdown=p.markdown if p.url in resend or (p.url, h) not in self._known else "",
+                )
+                for p, h in zip(pages, hashes, strict=True)
+            ]
+            request = ranker_pb2.RankPassagesRequest(
+                queries=wanted, pages=msgs, budget_tokens=budget_tokens, passage_words=passage_words
+            )
+            try:
+                async with self._limit:
+                    reply = await self._stub.RankPassages(request, timeout=timeout)
+            except grpc.aio.AioRpcError as err:
+                raise _unavailable(err) from None
+            for m in msgs:
+                self._remember((m.url, m.content_hash))
+            if not reply.missing_urls:
+                break
+            resend = set(reply.missing_urls)
+            for url, h in zip([p.url for p in pages], hashes, strict=True):
+                if url in resend:
+                    self._known.pop((url, h), None)
+        return [Passage(c.url, c.title, c.text, c.score, c.index) for c in reply.passages]
+
+    def _remember(self, key: tuple[str, str]) -> None:
+        self._known[key] = None
+        self._known.move_to_end(key)
+        while len(self._known) > KNOWN_PAGES:
+            self._known.popitem(last=False)
 
     async def ping(self, *, timeout: float) -> bool:
         """True when the ranker's health service reports SERVING."""
@@ -126,6 +159,10 @@ class RankerClient:
         except grpc.aio.AioRpcError:
             return False
         return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _unavailable(err: grpc.aio.AioRpcError) -> RankerUnavailable:

@@ -1,15 +1,17 @@
-"""gRPC client for quarry.v1.Reader: one long-lived channel, per-call timeouts, one retry."""
+"""The reader adapter (agent port Reader): quarry.v1.Reader over one long-lived channel,
+per-call timeouts, one retry."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from quarry.v1 import reader_pb2, reader_pb2_grpc
+
+from orchestrator.agent.domain import PageRead, ReaderUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -20,34 +22,6 @@ _DOWN_CODES = frozenset(
 )
 # Below this much time a call cannot usefully start: fail it locally instead.
 _MIN_CALL_S = 0.05
-
-
-class ReaderUnavailable(Exception):
-    """The reader cannot be reached or does not serve Read; ``code`` is the gRPC status."""
-
-    def __init__(self, code: str) -> None:
-        super().__init__(f"reader unavailable ({code})")
-        self.code = code
-
-
-@dataclass(frozen=True)
-class PageRead:
-    """The outcome of reading one URL; ``status`` is a ReadResponse.Status name."""
-
-    url: str
-    status: str
-    title: str = ""
-    markdown: str = ""
-    final_url: str = ""
-    cached: bool = False
-    error: str = ""
-    ms: int = 0
-    attempts: int = 1
-
-    @property
-    def usable(self) -> bool:
-        """True when the page gave text worth ranking (EMPTY pages are skipped)."""
-        return self.status == "OK" and bool(self.markdown.strip())
 
 
 class ReaderClient:

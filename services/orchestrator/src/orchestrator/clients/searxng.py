@@ -9,7 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from orchestrator.clients.searxng_types import SearchHit, SearchResponse, SearxngError
+from orchestrator.agent.domain import SearchFailed, SearchHit, SearchResponse
 
 logger = logging.getLogger(__name__)
 
@@ -21,6 +21,10 @@ RATE_LIMITED = (
     "SearXNG at {url} is rate-limiting this client (HTTP 429); for a private instance, set "
     "server.limiter: false in settings.yml."
 )
+
+
+class SearxngError(SearchFailed):
+    """SearXNG could not be reached or refused; the message is safe to show the user."""
 
 
 class SearxngClient:

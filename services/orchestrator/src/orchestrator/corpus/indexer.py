@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from orchestrator.agent.domain import CorpusError
 from orchestrator.clients.corpus import (
     CorpusClient,
-    CorpusError,
     CorpusStats,
     Extractor,
     LocalDoc,

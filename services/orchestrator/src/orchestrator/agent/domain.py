@@ -1,0 +1,133 @@
+"""The agent's domain values and the failures its ports report; no transport here.
+
+Adapters (clients/) translate SearXNG JSON and gRPC messages into these and their errors
+into these exceptions, so a new search backend or ranker is one new adapter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result in its engine's order (``engine_rank`` is 1-based)."""
+
+    url: str
+    title: str
+    snippet: str
+    engine_rank: int
+    engines: tuple[str, ...] = ()
+    published: str = ""
+    score: float = 0.0  # the engine's own merged score (higher is better)
+    # Where the hit came from: "web" (SearXNG) or "local" (the corpus).
+    source: str = "web"
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    """A page of results plus the engines that did not answer."""
+
+    hits: list[SearchHit]
+    unresponsive_engines: list[str] = field(default_factory=list)
+    # (engine, reason) as the engine reports them, e.g. ("brave", "timeout")
+    unresponsive_reasons: list[tuple[str, str]] = field(default_factory=list)
+    suggestions: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PageRead:
+    """The outcome of reading one URL; ``status`` is a reader status name (OK, EMPTY, ...)."""
+
+    url: str
+    status: str
+    title: str = ""
+    markdown: str = ""
+    final_url: str = ""
+    cached: bool = False
+    error: str = ""
+    ms: int = 0
+    attempts: int = 1
+
+    @property
+    def usable(self) -> bool:
+        """True when the page gave text worth ranking (EMPTY pages are skipped)."""
+        return self.status == "OK" and bool(self.markdown.strip())
+
+
+@dataclass(frozen=True)
+class PageText:
+    """A read page handed to the ranker."""
+
+    url: str
+    title: str
+    markdown: str
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A span of a page the ranker picked as evidence."""
+
+    url: str
+    title: str
+    text: str
+    score: float = 0.0
+    # 0-based position of the passage within its page.
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One source the LLM sees: a snippet, ranked passages, or an earlier answer's source."""
+
+    url: str
+    title: str
+    text: str
+    kind: str = "chunk"
+    # The separate texts ``text`` joins (passages, snippet), as shown to the user.
+    passages: tuple[str, ...] = ()
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The texts the model saw for this source."""
+        return self.passages or (self.text,)
+
+
+class SearchFailed(Exception):
+    """The search engine could not be reached or refused; the message is safe to show."""
+
+    def __init__(self, message: str, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class ReaderUnavailable(Exception):
+    """The reader cannot be reached or does not serve reads; ``code`` names the failure."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(f"reader unavailable ({code})")
+        self.code = code
+
+
+class RankerUnavailable(Exception):
+    """The ranker failed the call; the loop falls back to engine order or page order."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(f"ranker unavailable ({code})")
+        self.code = code
+
+
+class CorpusError(Exception):
+    """A local-documents call failed; ``code`` names the failure, the message is safe to show."""
+
+    #: Codes that mean "try again shortly" (the service is starting or busy).
+    RETRYABLE = frozenset({"UNAVAILABLE", "RESOURCE_EXHAUSTED", "UNKNOWN"})
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+    @property
+    def retryable(self) -> bool:
+        """True when the failure looks transient (service starting, overloaded)."""
+        return self.code in self.RETRYABLE

@@ -1,0 +1,73 @@
+"""Evidence shapes: passages grouped by page with snippets kept, and the chunk_per_url baseline."""
+
+from __future__ import annotations
+
+from orchestrator.agent.domain import Passage, SearchHit
+from orchestrator.agent.evidence import (
+    CHUNK_CHARS,
+    GAP,
+    chunk_per_url,
+    from_passages,
+    snippets_for,
+)
+from orchestrator.config import Settings
+
+
+def _hit(url: str, snippet: str, rank: int = 1) -> SearchHit:
+    return SearchHit(url, url.upper(), snippet, rank)
+
+
+def test_passages_are_grouped_per_page_in_reading_order_best_page_first() -> None:
+    passages = [
+        Passage("http://b.test/", "B", "b best", 3.0, index=4),
+        Passage("http://a.test/", "A", "a second", 2.0, index=2),
+        Passage("http://b.test/", "B", "b first", 1.0, index=1),
+        Passage("http://b.test/", "B", "b next", 0.5, index=5),
+    ]
+    sources = from_passages(passages, [])
+    assert [s.url for s in sources] == ["http://b.test/", "http://a.test/"]
+    assert sources[0].text == f"b first{GAP}b best\n\nb next"
+    assert sources[0].passages == ("b first", "b best", "b next")
+    assert sources[0].kind == "passages"
+
+
+def test_a_snippet_leads_its_page_unless_the_passages_hold_it_and_unread_ones_follow() -> None:
+    passages = [
+        Passage("http://a.test/", "A", "The tower is tall.", 1.0),
+        Passage("http://b.test/", "B", "It was built in 1889. It is 330 m tall.", 1.0),
+    ]
+    snippets = [
+        _hit("http://a.test/", "Height: 330 metres"),
+        _hit("http://b.test/", "It is 330 m  tall."),
+        _hit("http://c.test/", "Opened to the public in May 1889", 3),
+    ]
+    a, b, c = from_passages(passages, snippets)
+    assert a.text.startswith("Search result snippet: Height: 330 metres")
+    assert a.passages == ("Height: 330 metres", "The tower is tall.")
+    assert b.passages == ("It was built in 1889. It is 330 m tall.",)
+    assert (c.url, c.kind, c.passages) == (
+        "http://c.test/",
+        "snippet",
+        ("Opened to the public in May 1889",),
+    )
+
+
+def test_snippets_for_keeps_the_best_distinct_non_empty_ones() -> None:
+    hits = [_hit("http://a.test/", "x"), _hit("http://a.test/", "y"), _hit("http://b.test/", " ")]
+    hits.append(_hit("http://c.test/", "z"))
+    assert [h.snippet for h in snippets_for(hits, 5)] == ["x", "z"]
+    assert [h.snippet for h in snippets_for(hits, 1)] == ["x"]
+
+
+def test_chunk_per_url_cuts_each_chunk_as_before() -> None:
+    (only,) = chunk_per_url([Passage("http://a.test/", "A", "word " * 1000)])
+    assert len(only.text) == CHUNK_CHARS
+    assert only.text.endswith("…")
+    assert only.passages == (only.text,)
+
+
+def test_the_budget_is_sized_to_the_models_context_unless_set() -> None:
+    assert Settings().evidence_budget_tokens() == 8192 - 1024 - 1536
+    assert Settings(LLM_NUM_CTX=32768).evidence_budget_tokens() == 32768 - 1024 - 1536
+    assert Settings(LLM_NUM_CTX=1024).evidence_budget_tokens() == 512
+    assert Settings(evidence_tokens=3000).evidence_budget_tokens() == 3000

@@ -1,0 +1,57 @@
+"""The loop's evidence: passages ranked against every query, within the budget, shown per source."""
+
+from __future__ import annotations
+
+from orchestrator.agent.evidence import estimate_tokens
+from orchestrator.schemas import Judgement, Plan
+
+from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
+from services.orchestrator.tests.unit.harness import first, harness
+
+URLS = [f"http://site{i}.test/page" for i in range(6)]
+PAGES = {u: (f"Title {i}", f"Quarry bridge fact {i}. " * 3) for i, u in enumerate(URLS)}
+INSUFFICIENT = Judgement(sufficiency="insufficient")
+SUFFICIENT = Judgement(sufficiency="sufficient")
+
+
+async def test_passages_are_ranked_against_question_rewrite_and_gap_queries() -> None:
+    brain = ScriptedBrain(
+        plans=[Plan(optimized_query="quarry bridge opening")],
+        judgements=[
+            INSUFFICIENT,
+            Judgement(sufficiency="partial", gap_queries=["bridge architect"]),
+            INSUFFICIENT,
+            SUFFICIENT,
+        ],
+    )
+    searcher = ScriptedSearcher(script=[hits(*URLS[:3], words="q"), hits(*URLS[3:], words="q")])
+    async with harness(brain=brain, pages=PAGES, searcher=searcher) as h:
+        events = await h.run("when did the bridge open")
+    calls = h.ranker.passage_calls
+    assert calls[0][0] == ["when did the bridge open", "quarry bridge opening"]
+    assert calls[-1][0] == [
+        "when did the bridge open",
+        "quarry bridge opening",
+        "bridge architect",
+    ]
+    snippet_cost = sum(estimate_tokens(f"snippet {i} q") for i in (0, 1, 2))
+    assert calls[0][1] == h.settings.evidence_budget_tokens() - snippet_cost
+    assert "RankChunks" not in h.ranker.calls
+    sources = first(events, "sources").data["sources"]
+    assert {s["url"] for s in sources} == set(URLS)
+    for s in sources:
+        text = PAGES[s["url"]][1]
+        assert s["passages"][-1] == text[:1000].strip()
+    assert h.outcome.sources[0]["passages"] == sources[0]["passages"]
+
+
+async def test_chunk_per_url_is_the_old_path() -> None:
+    brain = ScriptedBrain(judgements=[INSUFFICIENT, SUFFICIENT])
+    searcher = ScriptedSearcher(default=hits(*URLS[:3], words="quarry"))
+    async with harness(brain=brain, pages=PAGES, searcher=searcher, evidence="chunk_per_url") as h:
+        events = await h.run("quarry bridge")
+    assert "RankChunks" in h.ranker.calls
+    assert "RankPassages" not in h.ranker.calls
+    sources = first(events, "sources").data["sources"]
+    assert all(s["passages"] == [PAGES[s["url"]][1].strip()] for s in sources)
+    assert {e.kind for e in brain.judged[-1]} == {"chunk"}

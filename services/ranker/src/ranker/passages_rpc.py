@@ -1,0 +1,196 @@
+"""RankPassages over gRPC: validation, the page cache, the embedder, and status codes.
+
+Pages are cached prepared (split into passages) by ``(url, sha256 of the text)`` in a
+bounded LRU, and their passages' vectors by text hash in the embedder's own LRU, so a
+caller sends a page's text once per run and refers to it by hash in later rounds; a page
+the cache no longer holds is named in ``missing_urls`` and the caller sends it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from opentelemetry import trace
+from quarry.v1 import ranker_pb2
+
+from ranker.analyzer import Analyzer
+from ranker.bounds import check_query
+from ranker.errors import BoundExceededError, InvalidRequestError
+from ranker.passages import Embeds, PassageParams, PreparedPage, Ranked, prepare_page, rank_passages
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+InThread = Callable[[Callable[[], T]], Awaitable[T]]
+Context = grpc.aio.ServicerContext[Any, Any]
+
+MAX_QUERIES = 8
+MAX_PAGES = 200
+MAX_URL_CHARS = 8192
+MAX_BUDGET_TOKENS = 200_000
+MIN_PASSAGE_WORDS, MAX_PASSAGE_WORDS = 16, 2000
+MAX_PER_PAGE = 100
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def content_hash(markdown: str) -> str:
+    """Hex sha256 of the UTF-8 text: a page's identity in the cache."""
+    return hashlib.sha256(markdown.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class PageCache:
+    """Prepared pages by (url, content hash, passage size); bounded LRU, thread-safe."""
+
+    def __init__(self, max_pages: int) -> None:
+        self._max = max_pages
+        self._pages: OrderedDict[tuple[str, str, int], PreparedPage] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._pages)
+
+    def get(self, key: tuple[str, str, int]) -> PreparedPage | None:
+        with self._lock:
+            page = self._pages.get(key)
+            if page is not None:
+                self._pages.move_to_end(key)
+            return page
+
+    def put(self, key: tuple[str, str, int], page: PreparedPage) -> None:
+        with self._lock:
+            self._pages[key] = page
+            self._pages.move_to_end(key)
+            while len(self._pages) > self._max:
+                self._pages.popitem(last=False)
+
+
+def _optional(request: ranker_pb2.RankPassagesRequest, name: str, default: int, hi: int) -> int:
+    if not request.HasField(name):
+        return default
+    value = int(getattr(request, name))
+    if not 1 <= value <= hi:
+        raise InvalidRequestError(f"{name} must be between 1 and {hi}")
+    return value
+
+
+def params_from_proto(
+    analyzer: Analyzer, request: ranker_pb2.RankPassagesRequest, defaults: PassageParams
+) -> tuple[list[str], PassageParams]:
+    """Validate the queries and knobs of a RankPassagesRequest."""
+    queries = list(dict.fromkeys(q.strip() for q in request.queries if q.strip()))
+    if not queries:
+        raise InvalidRequestError("queries must hold at least one non-empty query")
+    if len(queries) > MAX_QUERIES:
+        raise BoundExceededError(f"more than {MAX_QUERIES} queries")
+    for q in queries:
+        check_query(analyzer, q)
+    if len(request.pages) > MAX_PAGES:
+        raise BoundExceededError(f"more than {MAX_PAGES} pages")
+    words = request.passage_words if request.HasField("passage_words") else 120
+    if not MIN_PASSAGE_WORDS <= words <= MAX_PASSAGE_WORDS:
+        raise InvalidRequestError(
+            f"passage_words must be between {MIN_PASSAGE_WORDS} and {MAX_PASSAGE_WORDS}"
+        )
+    params = PassageParams(
+        budget_tokens=_optional(request, "budget_tokens", 3000, MAX_BUDGET_TOKENS),
+        passage_words=words,
+        max_per_page=_optional(request, "max_per_page", 4, MAX_PER_PAGE),
+        dense=request.dense if request.HasField("dense") else True,
+        dense_candidates=defaults.dense_candidates,
+        dense_seconds=defaults.dense_seconds,
+    )
+    return queries, params
+
+
+def _check_page(i: int, page: ranker_pb2.PassagePage) -> str:
+    """The page's content hash, after checking its fields."""
+    if not page.url.strip():
+        raise InvalidRequestError(f"pages[{i}].url is empty")
+    if len(page.url) > MAX_URL_CHARS:
+        raise BoundExceededError(f"pages[{i}].url is longer than {MAX_URL_CHARS} characters")
+    given = page.content_hash.lower()
+    if given and not _SHA256.match(given):
+        raise InvalidRequestError(f"pages[{i}].content_hash is not a hex sha256")
+    if not page.markdown:
+        if not given:
+            raise InvalidRequestError(f"pages[{i}] has neither markdown nor content_hash")
+        return given
+    actual = content_hash(page.markdown)
+    if given and given != actual:
+        raise InvalidRequestError(f"pages[{i}].content_hash does not match its markdown")
+    return actual
+
+
+def to_proto(ranked: Ranked, missing: list[str]) -> ranker_pb2.RankPassagesResponse:
+    """Map the outcome to a RankPassagesResponse."""
+    reply = ranker_pb2.RankPassagesResponse(
+        total_passages=ranked.total, dense=ranked.dense, missing_urls=missing
+    )
+    for c in ranked.passages:
+        reply.passages.add(
+            url=c.url, title=c.title, text=c.text, score=c.score, index=c.index, tokens=c.tokens
+        )
+    return reply
+
+
+class PassageRpcs:
+    """RankPassages; the CPU work (splitting, BM25, embedding) runs via ``in_thread``."""
+
+    def __init__(
+        self,
+        analyzer: Analyzer,
+        in_thread: InThread[Any],
+        *,
+        cache: PageCache,
+        embedder: Callable[[], Embeds | None],
+        defaults: PassageParams,
+    ) -> None:
+        self._analyzer = analyzer
+        self._in_thread = in_thread
+        self._cache = cache
+        self._embedder = embedder
+        self._defaults = defaults
+
+    def _run(
+        self, request: ranker_pb2.RankPassagesRequest, queries: list[str], params: PassageParams
+    ) -> tuple[Ranked, list[str]]:
+        pages: list[PreparedPage] = []
+        missing: list[str] = []
+        for i, msg in enumerate(request.pages):
+            key = (msg.url, _check_page(i, msg), params.passage_words)
+            page = self._cache.get(key)
+            if page is None and msg.markdown:
+                page = prepare_page(msg.url, msg.title, msg.markdown, params.passage_words)
+                self._cache.put(key, page)
+            if page is None:
+                missing.append(msg.url)
+            else:
+                pages.append(page)
+        ranked = rank_passages(self._analyzer, queries, pages, params, self._embedder())
+        return ranked, missing
+
+    async def rank(
+        self, request: ranker_pb2.RankPassagesRequest, context: Context
+    ) -> ranker_pb2.RankPassagesResponse:
+        """Validate, then rank in a worker thread; errors become status codes."""
+        try:
+            queries, params = params_from_proto(self._analyzer, request, self._defaults)
+            span = trace.get_current_span()
+            span.set_attribute("quarry.ranker.pages", len(request.pages))
+            ranked, missing = await self._in_thread(lambda: self._run(request, queries, params))
+            span.set_attribute("quarry.ranker.passages", ranked.total)
+            span.set_attribute("quarry.ranker.dense", ranked.dense)
+        except InvalidRequestError as err:
+            logger.info("rejected RankPassages", extra={"reason": str(err)})
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
+        except Exception:  # anything else is our bug: log it, answer generically
+            logger.exception("RankPassages failed")
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+        return to_proto(ranked, missing)

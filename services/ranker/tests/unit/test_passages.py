@@ -1,0 +1,163 @@
+"""Passage selection: answers deep in pages kept, several per page, gap queries, the budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from ranker.analyzer import Analyzer
+from ranker.passages import (
+    PassageParams,
+    PreparedPage,
+    Vectors,
+    estimate_tokens,
+    prepare_page,
+    rank_passages,
+)
+
+ANALYZER = Analyzer()
+FILLER = [
+    "The committee met on a Tuesday to discuss the budget for the coming season.",
+    "Weather in the valley was mild, with light winds from the west most afternoons.",
+    "Several volunteers repainted the fence and planted flowers along the main road.",
+    "A local bakery opened a second shop near the station, selling bread and cakes.",
+    "The library extended its hours during the exam period for students in town.",
+]
+
+
+def _filler(paragraphs: int, seed: int = 0) -> list[str]:
+    return [" ".join(FILLER[(seed + i + j) % 5] for j in range(4)) for i in range(paragraphs)]
+
+
+def _page(url: str, paragraphs: list[str], words: int = 120) -> PreparedPage:
+    return prepare_page(url, url, "\n\n".join(paragraphs), words)
+
+
+def test_an_answer_in_the_last_third_of_a_long_page_is_kept() -> None:
+    body = _filler(30)
+    body.insert(25, "The harbour lighthouse was built in 1847 from granite blocks.")
+    pages = [_page("https://a.test/", body), _page("https://b.test/", _filler(20, 2))]
+    ranked = rank_passages(
+        ANALYZER, ["when was the harbour lighthouse built"], pages, PassageParams(budget_tokens=300)
+    )
+    assert any("1847" in p.text for p in ranked.passages)
+    assert sum(p.tokens for p in ranked.passages) <= 300
+    assert not ranked.dense
+
+
+def test_a_dominant_page_gives_several_passages_up_to_the_cap() -> None:
+    facts = [f"Lighthouse fact {i}: the lighthouse keeper logged storm {i}." for i in range(8)]
+    body = [x for pair in zip(facts, _filler(8), strict=True) for x in pair]
+    pages = [_page("https://a.test/", body, words=30), _page("https://b.test/", _filler(6))]
+    params = PassageParams(budget_tokens=5000, passage_words=30, max_per_page=3)
+    ranked = rank_passages(ANALYZER, ["lighthouse keeper storm"], pages, params)
+    from_a = [p for p in ranked.passages if p.url == "https://a.test/"]
+    assert len(from_a) == 3
+    assert all("lighthouse" in p.text.lower() for p in from_a)
+
+
+def test_gap_queries_bring_the_second_part_of_the_answer() -> None:
+    first = _page("https://a.test/", [*_filler(6), "The bridge opened in 1932.", *_filler(6, 1)])
+    second = _page(
+        "https://b.test/", [*_filler(6, 3), "Its architect was Mara Olsen.", *_filler(4)]
+    )
+    params = PassageParams(budget_tokens=450)
+    question_only = rank_passages(ANALYZER, ["when did the bridge open"], [first, second], params)
+    assert not any("Olsen" in p.text for p in question_only.passages)
+    both = rank_passages(
+        ANALYZER, ["when did the bridge open", "bridge architect"], [first, second], params
+    )
+    texts = " ".join(p.text for p in both.passages)
+    assert "1932" in texts
+    assert "Olsen" in texts
+
+
+def test_near_duplicates_on_two_urls_are_given_once() -> None:
+    text = ["The observatory dome rotates on forty steel wheels."]
+    pages = [_page("https://a.test/", text), _page("https://mirror.test/", text)]
+    ranked = rank_passages(ANALYZER, ["observatory dome wheels"], pages)
+    assert [p.url for p in ranked.passages] == ["https://a.test/"]
+    assert ranked.total == 1
+
+
+def test_a_strong_passage_ending_in_a_colon_brings_its_successor() -> None:
+    body = [
+        "To reset the router configuration, follow these steps:",
+        "Hold the small button on the back for ten seconds until the light blinks.",
+        *_filler(6),
+    ]
+    page = _page("https://a.test/", body, words=16)
+    ranked = rank_passages(
+        ANALYZER, ["reset router configuration"], [page], PassageParams(passage_words=16)
+    )
+    texts = [p.text for p in ranked.passages]
+    assert texts[:2] == body[:2]
+
+
+def test_no_matching_query_falls_back_to_page_order() -> None:
+    pages = [_page("https://a.test/", _filler(3)), _page("https://b.test/", _filler(3, 1))]
+    ranked = rank_passages(ANALYZER, ["zzzz qqqq"], pages, PassageParams(budget_tokens=10_000))
+    assert ranked.passages
+    assert ranked.passages[0].url == "https://a.test/"
+
+
+def test_the_budget_is_never_exceeded_and_tokens_are_estimated() -> None:
+    pages = [_page(f"https://{i}.test/", _filler(12, i)) for i in range(5)]
+    for budget in (50, 400, 2000):
+        ranked = rank_passages(
+            ANALYZER, ["committee budget library"], pages, PassageParams(budget_tokens=budget)
+        )
+        assert sum(p.tokens for p in ranked.passages) <= budget
+        assert all(p.tokens == estimate_tokens(p.text) for p in ranked.passages)
+
+
+class _Topic:
+    """Unit vectors by topic word: texts sharing a topic point the same way."""
+
+    TOPICS = ("height", "paint", "bread")
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(list(texts))
+        rows = np.full((len(texts), 4), 0.01, dtype=np.float32)
+        for i, text in enumerate(texts):
+            low = text.lower()
+            for j, (topic, words) in enumerate(
+                zip(self.TOPICS, (("tall", "metres"), ("paint",), ("bread",)), strict=True)
+            ):
+                if topic in low or any(w in low for w in words):
+                    rows[i, j] = 1.0
+        out: Vectors = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+        return out
+
+
+def test_dense_finds_a_paraphrase_bm25_misses() -> None:
+    body = [
+        "The tower has a gift shop and a cafe.",
+        *_filler(3),
+        "The spire rises 330 metres above the square.",
+        *_filler(3, 1),
+    ]
+    pages = [_page("https://a.test/", body, words=30)]
+    params = PassageParams(budget_tokens=60, passage_words=30)
+    lexical = rank_passages(ANALYZER, ["how tall is the tower"], pages, params)
+    assert not any("330" in p.text for p in lexical.passages)
+    embedder = _Topic()
+    hybrid = rank_passages(ANALYZER, ["how tall is the tower"], pages, params, embedder)
+    assert hybrid.dense
+    assert any("330" in p.text for p in hybrid.passages)
+    assert embedder.calls[0] == ["how tall is the tower"]
+
+
+def test_new_vectors_stop_at_the_time_bound_and_bm25_carries_the_rest() -> None:
+    body = [f"Storm {i} hit the tall lighthouse keeper's cottage." for i in range(40)]
+    pages = [_page("https://a.test/", body, words=16)]
+    embedder = _Topic()
+    params = PassageParams(passage_words=16, dense_candidates=20, dense_seconds=0.0)
+    ranked = rank_passages(ANALYZER, ["tall lighthouse storm"], pages, params, embedder)
+    assert ranked.dense
+    # The query, then one batch of 8 passages: the time bound had passed.
+    assert [len(c) for c in embedder.calls] == [1, 8]
+    assert ranked.passages
