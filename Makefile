@@ -17,7 +17,7 @@ LINT_PATHS := $(wildcard libs/common libs/embed services tests bench scripts dep
 # `make up COMPOSE="podman compose"` works too; PROFILE=tracing adds the collector and Jaeger.
 COMPOSE ?= docker compose
 
-.PHONY: help setup uv run test test-unit lint fmt proto proto-check bench up down logs test-containers test-models
+.PHONY: help setup uv run test test-unit lint fmt proto proto-check bench up down logs test-containers test-models eval
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -79,6 +79,13 @@ test-models: setup ## Score the default embedded model's planner/judge decisions
 	@UV="$$(command -v uv || echo $(HOME)/.local/bin/uv)"; \
 	  "$$UV" sync --frozen --all-packages --all-extras --group llm --group models --inexact --python 3.11 --quiet
 	$(PY) -m bench.models.decisions
+
+# The quality harness (issue #13): every question of bench/eval/questions.yaml through the real
+# stack with a scripted LLM, configurations side by side; ~10 min. A subset runs in `make test`.
+# `make eval EVAL_ARGS="--llm http://127.0.0.1:8081"` asks a real OpenAI-compatible model instead.
+eval: setup ## Answer-quality table: recall per question kind and configuration (not in test)
+	$(PY) -m bench.eval.check
+	$(PY) -m bench.eval $(EVAL_ARGS)
 
 bench: setup ## Run the benchmarks (numbers beside a same-run baseline)
 	@for b in bench/*/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

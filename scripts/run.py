@@ -1,8 +1,9 @@
 """`make run`: start the stack as local processes under one supervisor.
 
-Reader, ranker and orchestrator (plus the embedded LLM server when no other LLM is configured)
-run as child processes; log lines are prefixed by service; Ctrl-C (or SIGTERM) stops everything
-cleanly; a service that exits is reported and the whole stack stops instead of restarting it.
+Reader, ranker, index and orchestrator (plus the embedded LLM server when no other LLM is
+configured) run as child processes; log lines are prefixed by service; Ctrl-C (or SIGTERM) stops
+everything cleanly; a service that exits is reported and the whole stack stops instead of
+restarting it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STOP_TIMEOUT_S = 8.0
 # Loading the 1.1 GB Qwen model from a cold page cache took 8.4 s here; leave ample room.
 LLM_READY_TIMEOUT_S = 180.0
-COLOURS = {"llm": "33", "reader": "36", "ranker": "35", "orchestrator": "32"}
+COLOURS = {"llm": "33", "reader": "36", "ranker": "35", "index": "34", "orchestrator": "32"}
 
 
 @dataclass
@@ -251,11 +252,16 @@ def main() -> None:
     searx_state = _searxng_state(searx_url) if searx_url else ""
     corpus, corpus_banner = corpus_env(ROOT, data_dir, searx_state == "reachable")
     env = {**choice.env, **corpus}
-    ranker_env = {"RANKER_DATA_DIR": os.environ.get("RANKER_DATA_DIR", str(data_dir / "ranker"))}
+    index_env = {"INDEX_DATA_DIR": os.environ.get("INDEX_DATA_DIR", str(data_dir / "index"))}
+    # Deep research keeps its runs in SQLite here (they survive a restart of `make run`).
+    env["ORCHESTRATOR_DATA_DIR"] = os.environ.get(
+        "ORCHESTRATOR_DATA_DIR", str(data_dir.resolve() / "orchestrator")
+    )
     py = sys.executable
     services += [
         Service("reader", [py, "-m", "reader"]),
-        Service("ranker", [py, "-m", "ranker"], ranker_env),
+        Service("ranker", [py, "-m", "ranker"]),
+        Service("index", [py, "-m", "index"], index_env),
         Service("orchestrator", [py, "-m", "orchestrator"], env),
     ]
     port = os.environ.get("ORCHESTRATOR_PORT", "8080")

@@ -28,7 +28,7 @@ BASE_DEBIAN=localhost/quarry-debian-minbase:bookworm
 BASE_PYTHON=localhost/quarry-python:3.11-bookworm
 UV_IMAGE_LOCAL=localhost/quarry-uv:local
 WHEELHOUSE_IMAGE=localhost/quarry-wheelhouse:local
-SERVICES=(reader ranker orchestrator)
+SERVICES=(reader ranker index orchestrator)
 
 log() { printf '>> %s\n' "$*"; }
 

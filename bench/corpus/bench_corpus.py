@@ -27,18 +27,18 @@ import bm25s
 import grpc
 import numpy as np
 import Stemmer
-from quarry.v1 import ranker_pb2, ranker_pb2_grpc
+from quarry.v1 import index_pb2, index_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script: make `bench.ranker.corpus` importable
     sys.path.insert(0, str(ROOT))
 
+from index.corpus import Corpus  # noqa: E402
+from index.types import Document  # noqa: E402
 from ranker.analyzer import Analyzer  # noqa: E402
-from ranker.corpus.corpus import Corpus  # noqa: E402
-from ranker.corpus.types import Document  # noqa: E402
 
 from bench.ranker import corpus as docstrings  # noqa: E402 -- after sys.path
-from bench.ranker.server import start_ranker  # noqa: E402
+from bench.ranker.server import start_service  # noqa: E402
 
 STEMMER = Stemmer.Stemmer("english")
 BATCH = 256  # documents per IndexDocuments call, as an indexer would send them
@@ -46,19 +46,22 @@ GRPC_MAX = 64 << 20
 QUERIES = docstrings.QUERIES
 
 
-def documents(n: int, seed: int = 3, version: int = 0) -> list[Document]:
-    """``n`` markdown documents of 100-1,500 words with headings."""
+def documents(
+    n: int, seed: int = 3, version: int = 0, words: tuple[int, int] = (100, 1500)
+) -> list[Document]:
+    """``n`` markdown documents of ``words`` (low, high) words with headings."""
     rng = random.Random(seed)
     paras = docstrings.paragraphs()
     out = []
+    low, high = words
     for i in range(n):
-        words, blocks = rng.randint(100, 1500), [f"# Notes {i} v{version}"]
-        while words > 0:
+        words_left, blocks = rng.randint(low, high), [f"# Notes {i} v{version}"]
+        while words_left > 0:
             if rng.random() < 0.1:
                 blocks.append("## " + " ".join(rng.choice(paras).split()[:4]))
             para = rng.choice(paras)
             blocks.append(para)
-            words -= len(para.split())
+            words_left -= len(para.split())
         md = "\n\n".join(blocks)
         digest = f"{hash((i, version, seed)) & (2**64 - 1):016x}"
         out.append(Document(f"local:/bench/{i:05d}.md", f"Notes {i}", md, digest, len(md), 0))
@@ -124,26 +127,26 @@ class Baseline:
 # --- gRPC: the real server in its own process ------------------------------------------
 
 
-def to_pb(d: Document) -> ranker_pb2.Document:
+def to_pb(d: Document) -> index_pb2.Document:
     """The Document message an indexer sends."""
-    return ranker_pb2.Document(
+    return index_pb2.Document(
         id=d.id, title=d.title, markdown=d.markdown, content_hash=d.content_hash, kind=d.kind
     )
 
 
-def searches_during_commit(stub: ranker_pb2_grpc.RankerStub, docs: list[Document]) -> None:
+def searches_during_commit(stub: index_pb2_grpc.IndexStub, docs: list[Document]) -> None:
     """SearchCorpus latency while a commit of 10% changed documents runs."""
     changed = documents(len(docs) // 10, seed=3, version=2)
     for i in range(0, len(changed), BATCH):
         batch = [to_pb(d) for d in changed[i : i + BATCH]]
-        stub.IndexDocuments(ranker_pb2.IndexDocumentsRequest(upsert=batch))
+        stub.IndexDocuments(index_pb2.IndexDocumentsRequest(upsert=batch))
     commit = ThreadPoolExecutor(1).submit(
-        stub.CommitCorpus, ranker_pb2.CommitCorpusRequest(), timeout=600
+        stub.CommitCorpus, index_pb2.CommitCorpusRequest(), timeout=600
     )
     start = time.perf_counter()
     ms: list[float] = []
     while not commit.done():
-        ms += latencies(lambda q: stub.SearchCorpus(ranker_pb2.SearchCorpusRequest(query=q)), 1)
+        ms += latencies(lambda q: stub.SearchCorpus(index_pb2.SearchCorpusRequest(query=q)), 1)
     took = time.perf_counter() - start
     commit.result()
     label = f"CommitCorpus of {len(changed)} changed docs via gRPC"
@@ -156,19 +159,19 @@ def grpc_run(docs: list[Document], reps: int) -> None:
     """Index + commit through gRPC, search latency, then a restart's load time."""
     data = Path(tempfile.mkdtemp(prefix="bench-corpus-grpc-"))
     try:
-        proc, port = start_ranker(RANKER_DATA_DIR=str(data))
+        proc, port = start_service("index", INDEX_DATA_DIR=str(data), INDEX_DENSE="false")
         opts = [("grpc.max_send_message_length", GRPC_MAX)]
         try:
             with grpc.insecure_channel(f"127.0.0.1:{port}", options=opts) as ch:
-                stub = ranker_pb2_grpc.RankerStub(ch)
+                stub = index_pb2_grpc.IndexStub(ch)
                 start = time.perf_counter()
                 for i in range(0, len(docs), BATCH):
                     batch = [to_pb(d) for d in docs[i : i + BATCH]]
-                    stub.IndexDocuments(ranker_pb2.IndexDocumentsRequest(upsert=batch))
-                stub.CommitCorpus(ranker_pb2.CommitCorpusRequest(), timeout=600)
+                    stub.IndexDocuments(index_pb2.IndexDocumentsRequest(upsert=batch))
+                stub.CommitCorpus(index_pb2.CommitCorpusRequest(), timeout=600)
                 row("IndexDocuments + CommitCorpus via gRPC", time.perf_counter() - start, docs)
                 ms = latencies(
-                    lambda q: stub.SearchCorpus(ranker_pb2.SearchCorpusRequest(query=q)), reps
+                    lambda q: stub.SearchCorpus(index_pb2.SearchCorpusRequest(query=q)), reps
                 )
                 print(f"  {'SearchCorpus via gRPC, top 10':<52} {quantiles(ms)} ms")
                 searches_during_commit(stub, docs)
@@ -176,7 +179,7 @@ def grpc_run(docs: list[Document], reps: int) -> None:
             proc.terminate()
             proc.wait(30)
         start = time.perf_counter()
-        proc, port = start_ranker(RANKER_DATA_DIR=str(data))
+        proc, port = start_service("index", INDEX_DATA_DIR=str(data), INDEX_DENSE="false")
         ready = time.perf_counter() - start
         proc.terminate()
         proc.wait(30)

@@ -1,4 +1,5 @@
-"""Start the real ranker (``python -m ranker``) for a benchmark, in its own process."""
+"""Start a real gRPC service (``python -m ranker``, ``python -m index``) for a benchmark, in
+its own process."""
 
 from __future__ import annotations
 
@@ -17,12 +18,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def start_ranker(deadline_s: float = 60, **env: str) -> tuple[subprocess.Popen[bytes], int]:
     """Start the ranker on a free loopback port with ``env`` added; wait until SERVING."""
+    return start_service("ranker", deadline_s, **env)
+
+
+def start_service(
+    name: str, deadline_s: float = 60, **env: str
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``python -m name`` on a free loopback port (``{NAME}_PORT``) with ``env`` added;
+    wait until SERVING."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    child_env.update(RANKER_PORT=str(port), RANKER_LOG_LEVEL="WARNING", **env)
-    proc = subprocess.Popen([sys.executable, "-m", "ranker"], env=child_env, cwd=ROOT)
+    prefix = name.upper()
+    child_env.update({f"{prefix}_PORT": str(port), f"{prefix}_LOG_LEVEL": "WARNING", **env})
+    proc = subprocess.Popen([sys.executable, "-m", name], env=child_env, cwd=ROOT)
     deadline = time.monotonic() + deadline_s
     with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
         while time.monotonic() < deadline:
@@ -35,4 +45,4 @@ def start_ranker(deadline_s: float = 60, **env: str) -> tuple[subprocess.Popen[b
             except grpc.RpcError:
                 time.sleep(0.05)
     proc.kill()
-    raise RuntimeError("ranker did not become SERVING")
+    raise RuntimeError(f"{name} did not become SERVING")

@@ -31,7 +31,7 @@ def corpus_folder(parent: Path) -> Path:
 
 
 def corpus_stats(base_url: str, timeout_s: float = 30.0) -> dict[str, Any]:
-    """GET /v1/corpus; a 503 (the ranker not reachable yet) is retried until ``timeout_s``."""
+    """GET /v1/corpus; a 503 (the index not reachable yet) is retried until ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     while True:
         reply = httpx.get(f"{base_url}/v1/corpus", timeout=30)
@@ -53,7 +53,7 @@ def wait_indexed(base_url: str, timeout_s: float = 90.0) -> dict[str, Any]:
 
 
 def assert_note_indexed(stats: dict[str, Any]) -> None:
-    """The start-up refresh of /corpus added the note, and the ranker committed it."""
+    """The start-up refresh of /corpus added the note, and the index committed it."""
     assert stats["corpus_dir"] == "/corpus", stats
     assert stats["documents"] == 1, stats
     assert stats["last_refresh"]["status"] == "ok", stats

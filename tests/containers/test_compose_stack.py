@@ -222,6 +222,7 @@ def test_compose_up_brings_every_core_service_up(stack: ComposeStack) -> None:
     assert state == {
         "reader": "running",
         "ranker": "running",
+        "index": "running",
         "orchestrator": "running",
         "searxng": "running",
         "ollama": "running",
@@ -229,12 +230,12 @@ def test_compose_up_brings_every_core_service_up(stack: ComposeStack) -> None:
     }
     pull = podman("inspect", "--format", "{{.State.ExitCode}}", stack.container("ollama-pull"))
     assert pull.strip() == "0"
-    for service in ("reader", "ranker", "orchestrator", "searxng", "ollama"):
+    for service in ("reader", "ranker", "index", "orchestrator", "searxng", "ollama"):
         assert _health(stack.container(service)) == "healthy", service
 
 
 def test_compose_hardening_reaches_the_containers(stack: ComposeStack) -> None:
-    for service in ("reader", "ranker", "orchestrator", "searxng", "ollama"):
+    for service in ("reader", "ranker", "index", "orchestrator", "searxng", "ollama"):
         host = json.loads(podman("inspect", stack.container(service)))[0]["HostConfig"]
         assert host["ReadonlyRootfs"] is True, service
         assert host["PidsLimit"] > 0, service
@@ -253,8 +254,9 @@ def test_backend_network_has_no_route_out(stack: ComposeStack) -> None:
         "    print('unreachable')\n"
     )
     ranker = podman("exec", stack.container("ranker"), "python", "-c", probe).strip()
+    index = podman("exec", stack.container("index"), "python", "-c", probe).strip()
     reader = podman("exec", stack.container("reader"), "python", "-c", probe).strip()
-    assert (ranker, reader) == ("unreachable", "reached")
+    assert (ranker, index, reader) == ("unreachable", "unreachable", "reached")
 
 
 def test_one_question_through_compose(stack: ComposeStack) -> None:
@@ -279,8 +281,8 @@ def test_one_question_through_compose(stack: ComposeStack) -> None:
 def test_the_bind_mounted_corpus_is_indexed_on_the_volume(stack: ComposeStack) -> None:
     url = f"http://127.0.0.1:{stack.port}"
     assert_note_indexed(wait_indexed(url))
-    listing = podman("exec", stack.container("ranker"), "find", "/data", "-user", "10001")
-    assert "/data/ranker/corpus/" in listing, listing
+    listing = podman("exec", stack.container("index"), "find", "/data", "-user", "10001")
+    assert "/data/index/corpus/" in listing, listing
     ask_local(url)
 
 
@@ -309,7 +311,7 @@ def test_report_compose_numbers(stack: ComposeStack) -> None:
     report["compose_up_to_healthy_s"] = stack.up_s
     report["compose_memory_after_question_mb"] = {
         service: memory_mb(stack.container(service))
-        for service in ("reader", "ranker", "orchestrator")  # searxng/ollama are stand-ins here
+        for service in ("reader", "ranker", "index", "orchestrator")  # searxng/ollama: stand-ins
     }
     report_file.parent.mkdir(exist_ok=True)
     report_file.write_text(json.dumps(report, indent=2) + "\n")

@@ -14,8 +14,8 @@ SERVICES = load()["services"]
 BASE = Path("/repo")
 
 
-def test_the_rankers_named_volume_becomes_the_given_podman_volume() -> None:
-    flags = volume_flags(SERVICES["ranker"], {}, {"quarry-data": "quarry-ct-data-1"}, BASE)
+def test_the_index_named_volume_becomes_the_given_podman_volume() -> None:
+    flags = volume_flags(SERVICES["index"], {}, {"quarry-data": "quarry-ct-data-1"}, BASE)
     assert flags == ["--volume=quarry-ct-data-1:/data"]
 
 
@@ -34,7 +34,7 @@ def test_the_corpus_bind_mount_follows_corpus_dir() -> None:
 
 def test_a_named_volume_without_a_podman_volume_is_refused() -> None:
     with pytest.raises(KeyError, match="quarry-data"):
-        volume_flags(SERVICES["ranker"], {}, {}, BASE)
+        volume_flags(SERVICES["index"], {}, {}, BASE)
 
 
 def test_long_syntax_is_refused_rather_than_ignored() -> None:

@@ -1,10 +1,10 @@
-"""The three service images, run hardened on a podman network, answer one question end to end.
+"""The four service images, run hardened on a podman network, answer one question end to end.
 
 Run by ``make test-containers`` (scripts/test_containers.sh builds the images first); skipped
 elsewhere. Each container gets the hardening flags of its compose.yaml service (read-only root,
 cap_drop ALL, no-new-privileges, tmpfs, memory and pid limits, the compose health check), and
 the orchestrator is published on 127.0.0.1 only. The compose volumes are mounted too: a podman
-volume for the ranker's /data (its corpus index), a temporary folder with one Markdown note as the
+volume for the index's /data (local documents), a temporary folder with one Markdown note as the
 orchestrator's read-only /corpus. SearXNG, the LLM and the web pages are stand-ins on the host.
 Image sizes, cold start to healthy and idle memory go to build/test-containers.json.
 """
@@ -56,7 +56,7 @@ pytestmark = pytest.mark.skipif(
 
 ROOT = Path(__file__).resolve().parents[2]
 TAG = os.environ.get("QUARRY_IMAGE_TAG", "test")
-SERVICES = ("reader", "ranker", "orchestrator")
+SERVICES = ("reader", "ranker", "index", "orchestrator")
 REPORT = ROOT / "build" / "test-containers.json"
 USER_UID = "10001"
 
@@ -139,15 +139,18 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         # The stand-in pages live on the podman gateway, a private address the reader's SSRF
         # policy refuses unless allowed.
         reader_env["READER_ALLOWED_CIDRS"] = f"{gateway}/32"
-        with ThreadPoolExecutor(2) as pool:  # compose starts both at once, too
+        with ThreadPoolExecutor(3) as pool:  # compose starts them at once, too
             waits = [
                 pool.submit(_start_and_wait, stack, "reader", compose["reader"], reader_env),
-                pool.submit(
-                    _start_and_wait,
-                    stack,
-                    "ranker",
-                    compose["ranker"],
-                    environment(compose["ranker"], base_env) | fast_export,
+                *(
+                    pool.submit(
+                        _start_and_wait,
+                        stack,
+                        name,
+                        compose[name],
+                        environment(compose[name], base_env) | fast_export,
+                    )
+                    for name in ("ranker", "index")
                 ),
             ]
             for w in waits:
@@ -286,12 +289,12 @@ def test_the_question_is_one_trace_across_the_containers(stack: Stack) -> None:
         time.sleep(0.2)
 
 
-def test_the_mounted_corpus_is_indexed_into_the_rankers_volume(stack: Stack) -> None:
-    """The orchestrator indexed its read-only /corpus at start; the ranker committed to /data."""
+def test_the_mounted_corpus_is_indexed_into_the_index_volume(stack: Stack) -> None:
+    """The orchestrator indexed its read-only /corpus at start; the index committed to /data."""
     assert_note_indexed(wait_indexed(stack.url))
     # The commit landed on the volume, owned by the service user, not in the container's tmpfs.
-    listing = podman("exec", stack.names["ranker"], "find", "/data", "-user", USER_UID)
-    assert "/data/ranker/corpus/" in listing, listing
+    listing = podman("exec", stack.names["index"], "find", "/data", "-user", USER_UID)
+    assert "/data/index/corpus/" in listing, listing
     # /corpus is read-only inside the orchestrator.
     probe = "open('/corpus/x', 'w')"
     denied = subprocess.run(
@@ -328,13 +331,13 @@ def test_report_numbers(stack: Stack) -> None:
     assert all(v > 0 for v in report["idle_memory_mb"].values())
 
 
-def test_the_index_survives_a_ranker_restart(stack: Stack) -> None:
-    """Last (it restarts a container): the ranker loads its committed index from the volume."""
+def test_the_index_survives_an_index_restart(stack: Stack) -> None:
+    """Last (it restarts a container): the index loads its committed data from the volume."""
     wait_indexed(stack.url)
-    name = stack.names["ranker"]
+    name = stack.names["index"]
     podman("restart", "-t", "5", name)
     wait_healthy(name, time.monotonic())
-    # Nothing re-indexes (no rescan): the count comes from what the ranker loaded at start.
+    # Nothing re-indexes (no rescan): the count comes from what the index loaded at start.
     stats = corpus_stats(stack.url)
     assert stats["documents"] == 1, stats
     assert not stats["refreshing"], stats

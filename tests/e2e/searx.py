@@ -1,137 +1,28 @@
-"""A real metasearch engine for end-to-end tests: Debian's `searx` (SearXNG's predecessor,
-same `/search?format=json` API) with no upstream engines, only its offline `sqlite` engine over
-an FTS5 table of the fixture pages.
+"""searx over the fixture web for end-to-end tests (the engine itself: tests/offline/searx.py).
+
+Each fixture page is indexed and shown by its first 300 characters, like a short summary.
 """
 
 from __future__ import annotations
 
-import shutil
-import sqlite3
-import subprocess
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-import yaml
-
 from tests.e2e.web import FixtureWeb, Page
+from tests.offline import searx as engine
+from tests.offline.searx import INSTALL_HINT, searx_available, which_searx
 
-SYSTEM_PYTHON = "/usr/bin/python3"
-EXAMPLE_SETTINGS = Path("/usr/share/doc/searx/examples/settings.yml")
-INSTALL_HINT = "install Debian's searx package: apt-get install -y searx (.ci/run does this)"
-
-# FTS5 MATCH rejects punctuation and operators in free text, so the query is split into words
-# (a recursive CTE: searx only runs statements that start with SELECT, hence the subquery),
-# each word quoted as a phrase and OR-ed; a query with no word of 3+ letters matches nothing.
-QUERY_STR = (
-    "SELECT url, title, content FROM pages WHERE pages MATCH ("
-    "SELECT coalesce(group_concat('\"' || w || '\"', ' OR '), '\"qqqqnomatch\"') FROM ("
-    "WITH RECURSIVE s(w, rest) AS (SELECT '', :query || ' ' UNION ALL "
-    "SELECT substr(rest, 1, instr(rest, ' ') - 1), substr(rest, instr(rest, ' ') + 1) "
-    "FROM s WHERE rest <> '') "
-    "SELECT replace(replace(w, '\"', ''), '''', '') AS w FROM s WHERE length(w) > 2)"
-    ") ORDER BY rank"
-)
+__all__ = ["INSTALL_HINT", "entries", "run_searx", "searx_available", "which_searx"]
 
 
-def searx_available() -> str | None:
-    """Return why searx cannot run here, or None when it can."""
-    if not Path(SYSTEM_PYTHON).exists() or not EXAMPLE_SETTINGS.exists():
-        return INSTALL_HINT
-    probe = subprocess.run(
-        # find_spec, not import: importing searx loads (and insists on) a settings file.
-        [
-            SYSTEM_PYTHON,
-            "-c",
-            "import importlib.util as u, sys; sys.exit(not u.find_spec('searx'))",
-        ],
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
-    return None if probe.returncode == 0 else INSTALL_HINT
-
-
-def build_index(db: Path, web: FixtureWeb, pages: Sequence[Page]) -> None:
-    """Write an FTS5 table (url, title, content) of ``pages`` at ``web``'s address."""
-    with sqlite3.connect(db) as conn:
-        conn.execute("CREATE VIRTUAL TABLE pages USING fts5(url, title, content)")
-        conn.executemany(
-            "INSERT INTO pages VALUES (?, ?, ?)",
-            [(web.url(p), p.title, p.text[:300]) for p in pages],
-        )
-
-
-def write_settings(path: Path, db: Path, port: int) -> None:
-    """Full searx settings (Debian ships no defaults to inherit) with one sqlite engine."""
-    settings = yaml.safe_load(EXAMPLE_SETTINGS.read_text())
-    settings.pop("use_default_settings", None)
-    settings["search"]["formats"] = ["html", "json"]
-    # A throwaway instance on loopback for one test run: the key protects nothing.
-    secret = "e2e-only-" + str(port)
-    settings["server"].update(
-        port=port, bind_address="127.0.0.1", secret_key=secret, image_proxy=False
-    )
-    settings["outgoing"]["request_timeout"] = 3.0
-    settings["engines"] = [
-        {
-            "name": "fixtures",
-            "engine": "sqlite",
-            "shortcut": "fx",
-            "categories": "general",
-            "database": str(db),
-            "query_str": QUERY_STR,
-            "limit": 10,
-        }
-    ]
-    path.write_text(yaml.safe_dump(settings))
+def entries(web: FixtureWeb, pages: Sequence[Page]) -> list[engine.Entry]:
+    """The index rows of ``pages`` at ``web``'s address."""
+    return [engine.Entry(web.url(p), p.title, p.text[:300], p.text[:300]) for p in pages]
 
 
 @contextmanager
 def run_searx(workdir: Path, web: FixtureWeb, pages: Sequence[Page], port: int) -> Iterator[str]:
     """Run searx on ``port`` over ``pages``; yield its base URL."""
-    db = workdir / "pages.db"
-    settings = workdir / "settings.yml"
-    build_index(db, web, pages)
-    write_settings(settings, db, port)
-    log = (workdir / "searx.log").open("wb")
-    proc = subprocess.Popen(
-        [SYSTEM_PYTHON, "-m", "searx.webapp"],
-        env={"SEARX_SETTINGS_PATH": str(settings), "PATH": "/usr/bin:/bin"},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=workdir,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ready(base, proc)
+    with engine.run_searx(workdir, entries(web, pages), port) as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-
-
-def _wait_ready(base: str, proc: subprocess.Popen[bytes], deadline_s: float = 60) -> None:
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise RuntimeError(f"searx exited with {proc.returncode}")
-        try:
-            if httpx.get(f"{base}/search", params={"q": "karvik", "format": "json"}).is_success:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("searx did not answer in time")
-
-
-def which_searx() -> str | None:
-    """Path of the searx launcher, if the package is installed (for messages)."""
-    return shutil.which("searx-run")

@@ -1,5 +1,5 @@
 """The whole stack for end-to-end tests, all on 127.0.0.1: the real embedded LLM server, and the
-reader, ranker and orchestrator started by `scripts/run.py` exactly as `make run` starts them.
+reader, ranker, index and orchestrator started by `scripts/run.py` as `make run` starts them.
 
 Every process starts in its own session, so teardown can stop it and everything it started,
 even when a test fails halfway; nothing outlives the test run.
@@ -23,7 +23,16 @@ from scripts import embedded_llm
 from tests.conftest import ROOT, free_port
 
 # Settings the developer's shell may carry that would point the stack somewhere else.
-_FOREIGN = ("OTEL_", "LLM_", "QUARRY_", "SEARXNG_", "READER_", "RANKER_", "ORCHESTRATOR_")
+_FOREIGN = (
+    "OTEL_",
+    "LLM_",
+    "QUARRY_",
+    "SEARXNG_",
+    "READER_",
+    "RANKER_",
+    "INDEX_",
+    "ORCHESTRATOR_",
+)
 # Loading Gemma takes ~1 s, but CI machines are slow and busy: wait generously, fail clearly.
 READY_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 20.0
@@ -43,6 +52,16 @@ SLOW_READS = {
     "ORCHESTRATOR_READ_BATCH_TIMEOUT_S": "150",
 }
 BUDGET = {"ORCHESTRATOR_QUESTION_BUDGET_S": "240", "ORCHESTRATOR_SYNTHESIS_RESERVE_S": "60"}
+# Deep research sized for Gemma on 2 shared cores: two dimensions, one iteration each, no
+# coverage evaluation (the integration tests cover it), short prompts: 6 LLM calls.
+RESEARCH = {
+    "ORCHESTRATOR_RESEARCH_MAX_DIMENSIONS": "2",
+    "ORCHESTRATOR_RESEARCH_MAX_ITERATIONS": "1",
+    "ORCHESTRATOR_RESEARCH_MAX_EVALUATIONS": "0",
+    "ORCHESTRATOR_RESEARCH_CONTEXT_CHARS": "3000",
+    "ORCHESTRATOR_RESEARCH_REVIEW_DELAY_S": "0",
+    "ORCHESTRATOR_RESEARCH_BUDGET_S": "480",
+}
 # The suite asks more questions a minute than one person would (the default is 10/minute).
 RATES = {"ORCHESTRATOR_RATE_QUESTIONS": "600/minute", "ORCHESTRATOR_RATE_INDEXING": "600/minute"}
 
@@ -159,6 +178,7 @@ class Stack:
     ranker_port: int
     proc: subprocess.Popen[bytes]
     log: Path
+    index_port: int = 0
 
     def output(self) -> str:
         """Everything the supervisor and its services printed so far."""
@@ -167,13 +187,15 @@ class Stack:
 
 def stack_env(workdir: Path, searx: str, **extra: str) -> tuple[dict[str, str], dict[str, int]]:
     """The environment for `scripts/run.py` over the fixture web, and the ports it will use."""
-    ports = {name: free_port() for name in ("reader", "ranker", "orchestrator")}
+    ports = {name: free_port() for name in ("reader", "ranker", "index", "orchestrator")}
     env = clean_env(
         READER_PORT=str(ports["reader"]),
         RANKER_PORT=str(ports["ranker"]),
+        INDEX_PORT=str(ports["index"]),
         ORCHESTRATOR_PORT=str(ports["orchestrator"]),
         READER_ADDR=f"127.0.0.1:{ports['reader']}",
         RANKER_ADDR=f"127.0.0.1:{ports['ranker']}",
+        INDEX_ADDR=f"127.0.0.1:{ports['index']}",
         SEARXNG_URL=searx,
         # The fixture web is on loopback, which the reader refuses by default.
         READER_ALLOWED_CIDRS="127.0.0.1/32",
@@ -184,6 +206,7 @@ def stack_env(workdir: Path, searx: str, **extra: str) -> tuple[dict[str, str], 
         **FAST_LLM,
         **SLOW_READS,
         **BUDGET,
+        **RESEARCH,
         **RATES,
     )
     env.update(extra)
@@ -198,7 +221,7 @@ def run_stack(workdir: Path, searx: str, **extra: str) -> Iterator[Stack]:
     with process([sys.executable, "-m", "scripts.run"], env, log, stop=signal.SIGINT) as proc:
         api = f"http://127.0.0.1:{ports['orchestrator']}"
         wait_http(f"{api}/readyz", proc, log, READY_TIMEOUT_S)
-        yield Stack(api, ports["reader"], ports["ranker"], proc, log)
+        yield Stack(api, ports["reader"], ports["ranker"], proc, log, ports["index"])
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """A question whose answer is only in a local file, through the real `make run` stack.
 
-The stack indexes CORPUS_DIR at start (reader extraction, ranker corpus); the question asks for
+The stack indexes CORPUS_DIR at start (reader extraction, the index service); the question asks for
 local sources only, so nothing may be searched on the web or fetched over the network.
 """
 

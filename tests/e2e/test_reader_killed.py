@@ -2,7 +2,7 @@
 
 This needs a reader the test may kill, so the reader and orchestrator run as separate
 processes here (the supervisor would stop the whole stack when one service exits). The
-searx, LLM and ranker of the session's stack are shared.
+searx, LLM, ranker and index of the session's stack are shared.
 
 The reader is killed while the speculative reads are in flight, that is while the snippet
 judge runs; whatever the judge decides, the answer comes from snippets with the warning.
@@ -44,6 +44,7 @@ def lean(
     env, _ = stack_env(workdir, searx, **llm_env(llm.url))
     env.update(
         RANKER_ADDR=f"127.0.0.1:{stack.ranker_port}",
+        INDEX_ADDR=f"127.0.0.1:{stack.index_port}",
         ORCHESTRATOR_READ_RETRY_DELAY_S="0.2",
     )
     with run_services(workdir, env, ("reader", "orchestrator")) as services:

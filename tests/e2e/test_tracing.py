@@ -8,7 +8,14 @@ import time
 
 import grpc
 import pytest
-from quarry.v1 import ranker_pb2, ranker_pb2_grpc, reader_pb2, reader_pb2_grpc
+from quarry.v1 import (
+    index_pb2,
+    index_pb2_grpc,
+    ranker_pb2,
+    ranker_pb2_grpc,
+    reader_pb2,
+    reader_pb2_grpc,
+)
 
 from tests.conftest import free_port, service_env, start_service, wait_serving
 from tests.e2e.otlp import otlp_receiver
@@ -24,7 +31,7 @@ def test_grpc_services_join_the_callers_trace(spawn: list[subprocess.Popen[bytes
     )
     with otlp_receiver() as receiver:
         ports = {}
-        for name in ("reader", "ranker"):
+        for name in ("reader", "ranker", "index"):
             ports[name] = free_port()
             env = service_env(
                 **{f"{name.upper()}_PORT": str(ports[name])},
@@ -44,6 +51,12 @@ def test_grpc_services_join_the_callers_trace(spawn: list[subprocess.Popen[bytes
                 metadata=(traceparent,),
                 timeout=10,
             )
+        with grpc.insecure_channel(f"127.0.0.1:{ports['index']}") as ch:
+            index_pb2_grpc.IndexStub(ch).SearchPassages(
+                index_pb2.SearchPassagesRequest(queries=["lighthouse"]),
+                metadata=(traceparent,),
+                timeout=10,
+            )
         with grpc.insecure_channel(f"127.0.0.1:{ports['reader']}") as ch:
             reader_pb2_grpc.ReaderStub(ch).Extract(
                 reader_pb2.ExtractRequest(html=b"<html><body><p>hi</p></body></html>"),
@@ -53,7 +66,7 @@ def test_grpc_services_join_the_callers_trace(spawn: list[subprocess.Popen[bytes
 
         deadline = time.monotonic() + 15
         services: set[str] = set()
-        while time.monotonic() < deadline and services != {"reader", "ranker"}:
+        while time.monotonic() < deadline and services != {"reader", "ranker", "index"}:
             services = {s.service for s in receiver.snapshot() if s.trace_id == trace_id}
             time.sleep(0.1)
-        assert services == {"reader", "ranker"}, receiver.snapshot()
+        assert services == {"reader", "ranker", "index"}, receiver.snapshot()

@@ -1,4 +1,5 @@
-"""A small web of real-looking pages for end-to-end tests, served on 127.0.0.1.
+"""A small web of real-looking pages for end-to-end tests, served on 127.0.0.1
+(by tests/offline/web.py).
 
 The facts are invented, so an answer can only have come from these pages.
 """
@@ -6,12 +7,13 @@ The facts are invented, so an answer can only have come from these pages.
 from __future__ import annotations
 
 import html
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from dataclasses import dataclass
+
+from tests.offline.web import DRIP_TICK_S, LocalWeb, serve
+
+__all__ = ["DRIP_TICK_S", "PAGES", "FixtureWeb", "Page", "render", "serve_web"]
 
 
 @dataclass(frozen=True)
@@ -106,96 +108,12 @@ def render(page: Page) -> bytes:
     return doc.encode("utf-8")
 
 
-# A slow page drips one byte per tick, so a full page takes minutes: long enough that only a
-# cancelled fetch (the client closing its connection) ends the request within seconds.
-DRIP_TICK_S = 0.1
-
-
-class _WebServer(ThreadingHTTPServer):
-    daemon_threads = True
-    state: FixtureWeb
-
-
-class _Handler(BaseHTTPRequestHandler):
-    pages: ClassVar[dict[str, bytes]] = {p.path: render(p) for p in PAGES}
-    server: _WebServer
-
-    def log_message(self, *_: Any) -> None:
-        return
-
-    def do_GET(self) -> None:
-        state = self.server.state
-        path = self.path.split("?", 1)[0]
-        with state.lock:
-            state.hits[path] = state.hits.get(path, 0) + 1
-            state.inflight += 1
-        try:
-            self._serve(state, path)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client went away: exactly what the cancellation tests look for
-        finally:
-            with state.lock:
-                state.inflight -= 1
-
-    def _serve(self, state: FixtureWeb, path: str) -> None:
-        body = self.pages.get(path)
-        if body is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if path not in state.slow:
-            self.wfile.write(body)
-            return
-        for i in range(len(body)):
-            if state.stopping.wait(DRIP_TICK_S):
-                return
-            self.wfile.write(body[i : i + 1])
-            self.wfile.flush()
-
-
-@dataclass
-class FixtureWeb:
-    """The running web: its base URL, how often each path was fetched, requests in flight.
-
-    Paths in ``slow`` are served one byte per tick (set and clear it from the test).
-    """
-
-    base_url: str
-    hits: dict[str, int] = field(default_factory=dict)
-    inflight: int = 0
-    slow: set[str] = field(default_factory=set)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    stopping: threading.Event = field(default_factory=threading.Event)
-
-    def url(self, page: Page) -> str:
-        """The absolute URL of ``page``."""
-        return self.base_url + page.path
-
-    def fetched(self, url: str) -> int:
-        """How many times ``url`` (one of ours) was requested."""
-        with self.lock:
-            return self.hits.get(url.removeprefix(self.base_url), 0)
-
-    def open_requests(self) -> int:
-        """Requests being served right now."""
-        with self.lock:
-            return self.inflight
+FixtureWeb = LocalWeb
+_BODIES = {p.path: render(p) for p in PAGES}
 
 
 @contextmanager
 def serve_web() -> Iterator[FixtureWeb]:
     """Serve :data:`PAGES` on 127.0.0.1 (a free port) for the duration of the block."""
-    server = _WebServer(("127.0.0.1", 0), _Handler)
-    state = FixtureWeb(f"http://127.0.0.1:{server.server_address[1]}")
-    server.state = state
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state
-    finally:
-        state.stopping.set()
-        server.shutdown()
-        server.server_close()
+    with serve(_BODIES.get) as web:
+        yield web

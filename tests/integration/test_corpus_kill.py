@@ -1,4 +1,4 @@
-"""A ranker killed (SIGKILL) in the middle of CommitCorpus restarts with a complete index:
+"""An index killed (SIGKILL) in the middle of CommitCorpus restarts with a complete index:
 the previous commit, or the new one if the kill came after its commit point, never a mix."""
 
 from __future__ import annotations
@@ -8,25 +8,31 @@ import time
 from pathlib import Path
 
 import grpc
-from quarry.v1 import ranker_pb2, ranker_pb2_grpc
+from quarry.v1 import index_pb2, index_pb2_grpc
 
-from services.ranker.tests.generated import document, marker
+from services.index.tests.generated import document, marker
 from tests.conftest import free_port, service_env, start_service, wait_serving
 
-pb = ranker_pb2
+pb = index_pb2
 OLD, NEW = 100, 1500
 
 
 def _start(data: Path, spawn: list[subprocess.Popen[bytes]]) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
-    env = service_env(RANKER_PORT=str(port), RANKER_DATA_DIR=str(data), RANKER_LOG_LEVEL="WARNING")
-    proc = start_service("ranker", env)
+    # BM25 only: this is about atomic commits, and 1,500 documents would take a while to embed.
+    env = service_env(
+        INDEX_PORT=str(port),
+        INDEX_DATA_DIR=str(data),
+        INDEX_LOG_LEVEL="WARNING",
+        INDEX_DENSE="false",
+    )
+    proc = start_service("index", env)
     spawn.append(proc)
     wait_serving(port, proc)
     return proc, port
 
 
-def _index(stub: ranker_pb2_grpc.RankerStub, docs: list[pb.Document]) -> None:
+def _index(stub: index_pb2_grpc.IndexStub, docs: list[pb.Document]) -> None:
     for i in range(0, len(docs), 250):
         stub.IndexDocuments(pb.IndexDocumentsRequest(upsert=docs[i : i + 250]), timeout=60)
 
@@ -51,12 +57,12 @@ def _kill_while_writing(
     proc.wait(10)
 
 
-def test_a_ranker_killed_mid_commit_restarts_with_a_complete_index(
+def test_an_index_killed_mid_commit_restarts_with_a_complete_index(
     tmp_path: Path, spawn: list[subprocess.Popen[bytes]]
 ) -> None:
     proc, port = _start(tmp_path, spawn)
     with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
-        stub = ranker_pb2_grpc.RankerStub(ch)
+        stub = index_pb2_grpc.IndexStub(ch)
         _index(stub, [_pb(i, 0) for i in range(OLD)])
         assert stub.CommitCorpus(pb.CommitCorpusRequest(), timeout=60).documents == OLD
         _index(stub, [_pb(i, 1) for i in range(NEW)])
@@ -64,7 +70,7 @@ def test_a_ranker_killed_mid_commit_restarts_with_a_complete_index(
         _kill_while_writing(proc, tmp_path, commit)
     proc, port = _start(tmp_path, spawn)
     with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
-        stub = ranker_pb2_grpc.RankerStub(ch)
+        stub = index_pb2_grpc.IndexStub(ch)
         stats = stub.CommitCorpus(pb.CommitCorpusRequest(), timeout=60)  # nothing staged
         assert stats.documents in (OLD, NEW)
         version = 0 if stats.documents == OLD else 1
@@ -75,7 +81,7 @@ def test_a_ranker_killed_mid_commit_restarts_with_a_complete_index(
         got = stub.GetDocument(pb.GetDocumentRequest(id=document(42).id), timeout=10)
         assert got.markdown == document(42, version).markdown
         reply = stub.SearchCorpus(pb.SearchCorpusRequest(query=f"{marker(42)} v{version}"))
-        assert reply.results[0].url == document(42).id
+        assert reply.results[0].id == document(42).id
         # Whatever it found, it keeps working: the next commit applies (and cleans up).
         _index(stub, [_pb(7, 2)])
         assert stub.CommitCorpus(pb.CommitCorpusRequest(), timeout=60).pending == 0

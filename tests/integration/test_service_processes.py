@@ -24,7 +24,7 @@ def _stop_within_limit(proc: subprocess.Popen[bytes]) -> int:
     return code
 
 
-@pytest.mark.parametrize("name", ["reader", "ranker"])
+@pytest.mark.parametrize("name", ["reader", "ranker", "index"])
 def test_grpc_service_serves_health_and_stops(
     name: str, spawn: list[subprocess.Popen[bytes]]
 ) -> None:
@@ -57,7 +57,12 @@ def test_orchestrator_healthz_and_stop(spawn: list[subprocess.Popen[bytes]]) -> 
 
 @pytest.mark.parametrize(
     ("name", "variable"),
-    [("reader", "READER_PORT"), ("ranker", "RANKER_PORT"), ("orchestrator", "ORCHESTRATOR_PORT")],
+    [
+        ("reader", "READER_PORT"),
+        ("ranker", "RANKER_PORT"),
+        ("index", "INDEX_PORT"),
+        ("orchestrator", "ORCHESTRATOR_PORT"),
+    ],
 )
 def test_bad_port_exits_2_with_one_line(name: str, variable: str) -> None:
     proc = subprocess.run(

@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
+from index.config import Settings as IndexSettings
+from index.server import build_server as build_index
 from opentelemetry import trace
 from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 from opentelemetry.instrumentation.grpc import GrpcAioInstrumentorClient, GrpcAioInstrumentorServer
@@ -39,7 +41,7 @@ async def _page(_: Request) -> Response:
 
 @asynccontextmanager
 async def _traced_stack(exporter: InMemorySpanExporter) -> AsyncIterator[httpx.AsyncClient]:
-    """Reader, ranker, fakes and the orchestrator, all instrumented, in this process."""
+    """Reader, ranker, index, fakes and the orchestrator, all instrumented, in this process."""
     tel = telemetry.setup(
         "orchestrator", instruments=("grpc_server", "grpc_client"), exporter=exporter
     )
@@ -52,10 +54,12 @@ async def _traced_stack(exporter: InMemorySpanExporter) -> AsyncIterator[httpx.A
     await pages.start()
     reader = build_reader(ReaderSettings(port=0, allow_private_networks=True, workers=1))
     ranker = build_ranker(RankerSettings(port=0))
+    index = build_index(IndexSettings(port=0, dense=False))
     results = [searx_result(f"{pages.url}/tides", "Tides", "Why tides happen")]
     try:
         reader_port = await reader.start()
         ranker_port = await ranker.start()
+        index_port = await index.start()
         async with FakeLLM() as llm, FakeSearxng(results) as searx:
             # the snippet judge asks for the page, so the run calls Read and RankChunks too
             llm.queue("judge", Say.json({"reasoning": "r", "sufficiency": "partial"}))
@@ -63,6 +67,7 @@ async def _traced_stack(exporter: InMemorySpanExporter) -> AsyncIterator[httpx.A
                 OrchestratorSettings(
                     reader_addr=f"127.0.0.1:{reader_port}",
                     ranker_addr=f"127.0.0.1:{ranker_port}",
+                    index_addr=f"127.0.0.1:{index_port}",
                     searxng_url=searx.url,
                     llm_provider="ollama",
                     llm_base_url=llm.url,
@@ -79,6 +84,7 @@ async def _traced_stack(exporter: InMemorySpanExporter) -> AsyncIterator[httpx.A
     finally:
         await reader.stop(0)
         await ranker.stop(0)
+        await index.stop(0)
         await pages.stop()
         GrpcAioInstrumentorServer().uninstrument()
         GrpcAioInstrumentorClient().uninstrument()
@@ -102,7 +108,7 @@ async def test_readyz_spans_share_one_trace() -> None:
     kinds = {s.kind for s in spans}
     assert {SpanKind.SERVER, SpanKind.CLIENT} <= kinds
     grpc_server_spans = [s for s in spans if s.kind == SpanKind.SERVER and "Health" in s.name]
-    assert len(grpc_server_spans) == 2, [s.name for s in spans]
+    assert len(grpc_server_spans) == 3, [s.name for s in spans]  # reader, ranker, index
     _one_trace(spans)
 
 

@@ -28,17 +28,33 @@ TCP_ONLY_PROBES = ("nc -z", "/dev/tcp", "fsockopen")
 UNPROBEABLE = ("/opentelemetry-collector-contrib:",)
 
 
-def _ranker_data(ranker: Mapping[str, Any]) -> list[str]:
-    """The ranker writes only its corpus index: to a named volume holding RANKER_DATA_DIR."""
+def _index_data(index: Mapping[str, Any], ranker: Mapping[str, Any]) -> list[str]:
+    """The index writes only its data: to a named volume holding INDEX_DATA_DIR. The ranker
+    is stateless: no volume at all."""
     problems = []
-    mounts = [str(m) for m in _as_list(ranker.get("volumes"))]
+    mounts = [str(m) for m in _as_list(index.get("volumes"))]
     named = [m for m in mounts if re.fullmatch(r"[\w.-]+:/[^:]*", m)]
     if len(named) != len(mounts) or len(mounts) != 1:
-        problems.append("ranker: must mount exactly one named volume (no bind mounts)")
-    data_dir = str((ranker.get("environment") or {}).get("RANKER_DATA_DIR", ""))
+        problems.append("index: must mount exactly one named volume (no bind mounts)")
+    data_dir = str((index.get("environment") or {}).get("INDEX_DATA_DIR", ""))
     if named and not data_dir.startswith(named[0].split(":", 1)[1].rstrip("/") + "/"):
-        problems.append("ranker: RANKER_DATA_DIR must lie on its volume")
+        problems.append("index: INDEX_DATA_DIR must lie on its volume")
+    if ranker.get("volumes"):
+        problems.append("ranker: must be stateless (no volumes)")
     return problems
+
+
+def _orchestrator_data(orch: Mapping[str, Any]) -> list[str]:
+    """The orchestrator's database (ORCHESTRATOR_DATA_DIR) lies on a named volume."""
+    data_dir = str((orch.get("environment") or {}).get("ORCHESTRATOR_DATA_DIR", ""))
+    named = [
+        str(m).split(":")[1].rstrip("/") + "/"
+        for m in _as_list(orch.get("volumes"))
+        if re.fullmatch(r"[\w.-]+:/[^:]*", str(m))
+    ]
+    if not any(data_dir.startswith(root) for root in named):
+        return ["orchestrator: ORCHESTRATOR_DATA_DIR must lie on a named volume"]
+    return []
 
 
 def load(path: Path = COMPOSE_FILE) -> dict[str, Any]:
@@ -177,7 +193,7 @@ def violations(compose: Mapping[str, Any]) -> list[str]:
 
 def _quarry_rules(services: Mapping[str, Any]) -> list[str]:
     problems: list[str] = []
-    for grpc_service, port in (("reader", "50051"), ("ranker", "50052")):
+    for grpc_service, port in (("reader", "50051"), ("ranker", "50052"), ("index", "50053")):
         svc = services.get(grpc_service)
         if svc is None:
             problems.append(f"{grpc_service}: missing")
@@ -193,7 +209,7 @@ def _quarry_rules(services: Mapping[str, Any]) -> list[str]:
         problems.append("orchestrator: health check must ask /readyz")
     if not orch.get("ports"):
         problems.append("orchestrator: must be published on 127.0.0.1")
-    for dep in ("reader", "ranker", "searxng", "ollama"):
+    for dep in ("reader", "ranker", "index", "searxng", "ollama"):
         if _depends_condition(orch, dep) != "service_healthy":
             problems.append(f"orchestrator: must wait for {dep} to be healthy")
     if _depends_condition(orch, "ollama-pull") != "service_completed_successfully":
@@ -210,7 +226,8 @@ def _quarry_rules(services: Mapping[str, Any]) -> list[str]:
         problems.append("searxng: settings.yml must be mounted read-only")
     if str(searxng.get("user", "")).split(":")[0] in ("", "0", "root"):
         problems.append("searxng: must run as its non-root user")
-    problems += _ranker_data(services.get("ranker") or {})
+    problems += _index_data(services.get("index") or {}, services.get("ranker") or {})
+    problems += _orchestrator_data(orch)
     for traced in ("otel-collector", "jaeger"):
         if "tracing" not in _as_list((services.get(traced) or {}).get("profiles")):
             problems.append(f"{traced}: must sit behind the tracing profile")

@@ -29,7 +29,7 @@ def test_compose_passes_the_policy(compose: dict[str, Any]) -> None:
 def test_core_services_and_tracing_profile(compose: dict[str, Any]) -> None:
     services = compose["services"]
     core = {n for n, s in services.items() if not s.get("profiles")}
-    assert core == {"reader", "ranker", "orchestrator", "searxng", "ollama", "ollama-pull"}
+    assert core == {"reader", "ranker", "index", "orchestrator", "searxng", "ollama", "ollama-pull"}
     assert {n for n, s in services.items() if s.get("profiles") == ["tracing"]} == {
         "otel-collector",
         "jaeger",
@@ -47,17 +47,32 @@ def test_only_orchestrator_and_jaeger_publish_and_only_on_loopback(
     assert published == {"orchestrator": ["127.0.0.1"], "jaeger": ["127.0.0.1"]}
 
 
-def test_ranker_has_no_route_out(compose: dict[str, Any]) -> None:
+def test_orchestrator_keeps_its_database_on_the_named_volume(compose: dict[str, Any]) -> None:
+    orch = compose["services"]["orchestrator"]
+    assert orch["read_only"] is True
+    assert "quarry-data:/data" in orch["volumes"]
+    assert orch["environment"]["ORCHESTRATOR_DATA_DIR"] == "/data/orchestrator"
+
+
+def test_ranker_and_index_have_no_route_out(compose: dict[str, Any]) -> None:
     assert compose["networks"]["backend"]["internal"] is True
     assert compose["services"]["ranker"]["networks"] == ["backend"]
+    assert compose["services"]["index"]["networks"] == ["backend"]
 
 
-def test_ranker_keeps_its_index_on_a_named_volume(compose: dict[str, Any]) -> None:
-    ranker = compose["services"]["ranker"]
-    assert ranker["read_only"] is True
-    assert ranker["volumes"] == ["quarry-data:/data"]
-    assert ranker["environment"]["RANKER_DATA_DIR"] == "/data/ranker"
+def test_the_index_keeps_its_data_on_a_named_volume_and_the_ranker_is_stateless(
+    compose: dict[str, Any],
+) -> None:
+    index = compose["services"]["index"]
+    assert index["read_only"] is True
+    assert index["volumes"] == ["quarry-data:/data"]
+    assert index["environment"]["INDEX_DATA_DIR"] == "/data/index"
+    assert index["environment"]["OTEL_SERVICE_NAME"] == "index"
     assert "quarry-data" in compose["volumes"]
+    ranker = compose["services"]["ranker"]
+    assert "volumes" not in ranker
+    assert not any(k.startswith("RANKER_DATA") for k in ranker["environment"])
+    assert compose["services"]["orchestrator"]["environment"]["INDEX_ADDR"] == "index:50053"
 
 
 def test_every_interpolated_variable_is_in_env_example() -> None:
@@ -113,12 +128,24 @@ def _break(compose: dict[str, Any], service: str, **changes: Any) -> list[str]:
         ("searxng", {"user": None}, "searxng: must run as its non-root user"),
         ("jaeger", {"profiles": None}, "jaeger: must sit behind the tracing profile"),
         ("ollama", {"network_mode": "host"}, "ollama: network_mode host is not allowed"),
-        ("ranker", {"volumes": ["./data:/data"]}, "ranker: must mount exactly one named volume"),
-        ("ranker", {"volumes": None}, "ranker: must mount exactly one named volume"),
+        ("index", {"volumes": ["./data:/data"]}, "index: must mount exactly one named volume"),
+        ("index", {"volumes": None}, "index: must mount exactly one named volume"),
         (
-            "ranker",
-            {"environment": {"RANKER_DATA_DIR": "/var/ranker"}},
-            "ranker: RANKER_DATA_DIR must lie on its volume",
+            "index",
+            {"environment": {"INDEX_DATA_DIR": "/var/index"}},
+            "index: INDEX_DATA_DIR must lie on its volume",
+        ),
+        ("ranker", {"volumes": ["quarry-data:/data"]}, "ranker: must be stateless"),
+        ("index", {"ports": ["127.0.0.1:50053:50053"]}, "index: must be internal only"),
+        (
+            "orchestrator",
+            {"depends_on": {"reader": {"condition": "service_healthy"}}},
+            "orchestrator: must wait for index to be healthy",
+        ),
+        (
+            "orchestrator",
+            {"volumes": ["./corpus:/corpus:ro"]},
+            "orchestrator: ORCHESTRATOR_DATA_DIR must lie on a named volume",
         ),
     ],
 )

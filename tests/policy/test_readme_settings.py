@@ -7,6 +7,7 @@ import itertools
 import re
 
 import pytest
+from index.config import Settings as IndexSettings
 from orchestrator.config import Settings as OrchestratorSettings
 from pydantic_settings import BaseSettings
 from quarry_common.settings import env_name
@@ -15,7 +16,12 @@ from reader.config import Settings as ReaderSettings
 
 from tests.conftest import ROOT
 
-SETTINGS: tuple[type[BaseSettings], ...] = (ReaderSettings, RankerSettings, OrchestratorSettings)
+SETTINGS: tuple[type[BaseSettings], ...] = (
+    ReaderSettings,
+    RankerSettings,
+    IndexSettings,
+    OrchestratorSettings,
+)
 # A table cell's first column: `NAME`, `A_{B,C}_D` (one row for several) or `*_SUFFIX`.
 _CELL = re.compile(r"^\|\s*`([A-Z0-9_*{},]+)`", re.MULTILINE)
 

@@ -48,5 +48,5 @@ def test_compose_mounts_this_config_and_services_can_reach_the_collector() -> No
         "./deploy/otelcol-config.yaml:/etc/otelcol-contrib/config.yaml:ro" in collector["volumes"]
     )
     assert "4317" in collector["expose"]
-    for name in ("reader", "ranker", "orchestrator"):
+    for name in ("reader", "ranker", "index", "orchestrator"):
         assert set(collector["networks"]) & set(services[name]["networks"]), name

@@ -15,6 +15,8 @@ from orchestrator.api.corpus_routes import router as corpus_router
 from orchestrator.api.openai_routes import router as openai_router
 from orchestrator.api.problems import BodyGuard, install_problem_handlers
 from orchestrator.api.ratelimit import RateLimiter
+from orchestrator.api.research_routes import open_research
+from orchestrator.api.research_routes import router as research_router
 from orchestrator.api.routes import router
 from orchestrator.api.runtime import Probe, Runtime, RuntimeFactory, production_runtime
 from orchestrator.api.security import install_security, load_tokens
@@ -31,7 +33,8 @@ DESCRIPTION = """Quarry answers questions from the web and from local documents 
 NDJSON with `Accept: application/x-ndjson`) or returns the final result with
 `Accept: application/json`. Every event, its fields and an example stream are
 described in docs/api.md. `GET /v1/corpus` and `POST /v1/corpus/refresh` show and
-refresh the indexed local documents. Errors are RFC 7807 `application/problem+json`.
+refresh the indexed local documents. `/v1/research` runs deep research: long, cited reports
+that survive disconnects and restarts. Errors are RFC 7807 `application/problem+json`.
 """
 
 # /readyz while the LLM does not answer: with `make run` the embedded model is usually loading.
@@ -70,7 +73,11 @@ def create_app(
 
     # MCP over streamable HTTP at /mcp: its tools run in this process, on the app's runtime.
     mcp = build_mcp(
-        lambda ctx: LocalBackend(app.state.runtime, ctx.request_context.request if ctx else None)
+        lambda ctx: LocalBackend(
+            app.state.runtime,
+            ctx.request_context.request if ctx else None,
+            getattr(app.state, "research", None),
+        )
     )
     mcp_routes = mcp.streamable_http_app().routes
 
@@ -80,7 +87,10 @@ def create_app(
         try:
             async with factory(settings) as runtime, mcp.session_manager.run():
                 app.state.runtime = runtime
-                yield
+                # Deep research: its runs, persisted in the embedded database.
+                async with open_research(settings, runtime) as research:
+                    app.state.research = research
+                    yield
         finally:
             await limiter.aclose()
 
@@ -96,6 +106,7 @@ def create_app(
     install_security(app, settings, tokens)
     app.include_router(router)
     app.include_router(corpus_router)
+    app.include_router(research_router)
     app.include_router(openai_router)
     app.router.routes.extend(mcp_routes)
 

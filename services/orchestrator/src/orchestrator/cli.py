@@ -1,9 +1,9 @@
 """The `quarry` command line: ask questions (and index local documents) through the HTTP API.
 
 Progress goes to stderr, the answer streams to stdout, then the numbered sources (each marked
-web or local). Exit status: 0 answered (or indexed), 1 the run failed (an `error` event or a
-server error), 2 bad usage, 3 the engine asked a clarifying question (printed on stdout), 4 the
-API could not be reached.
+web or local). Exit status: 0 answered (or indexed, or researched), 1 the run failed (an `error`
+event or a server error), 2 bad usage, 3 the engine asked a clarifying question (printed on
+stdout), 4 the API could not be reached, 5 a research run was cancelled (`quarry research`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 import httpx
 
-from orchestrator import cli_index
+from orchestrator import cli_index, cli_research
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -197,7 +197,7 @@ def _ask_stream(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (``quarry ask …``, ``quarry index …``)."""
     parser = argparse.ArgumentParser(
-        prog="quarry", description="Ask Quarry questions; index local documents."
+        prog="quarry", description="Ask Quarry questions; research; index local documents."
     )
     parser.add_argument(
         "--url",
@@ -227,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     ask.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds")
     cli_index.add_parser(sub)
+    cli_research.add_parser(sub)
     sub.add_parser(
         "mcp",
         help="serve Quarry's MCP tools over stdio (for assistants that launch it); the tools "
@@ -253,6 +254,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         with httpx.Client(base_url=args.url, timeout=timeout, headers=headers) as client:
             if args.command == "index":
                 return cli_index.run_index(client, args, stdout)
+            if args.command == "research":
+                return cli_research.run_research(client, args, stdout)
             if args.json:
                 return _ask_json(client, args, stdout)
             return _ask_stream(client, args, stdout)

@@ -42,6 +42,8 @@ class Settings(BaseServiceSettings):
     port: Port = 8080
     reader_addr: str = Field(default="127.0.0.1:50051", validation_alias="READER_ADDR")
     ranker_addr: str = Field(default="127.0.0.1:50052", validation_alias="RANKER_ADDR")
+    # The index service: local documents (CORPUS_DIR, `quarry index`), SearchCorpus/Passages.
+    index_addr: str = Field(default="127.0.0.1:50053", validation_alias="INDEX_ADDR")
     searxng_url: str = Field(default="", pattern=_HTTP_URL, validation_alias="SEARXNG_URL")
     llm_provider: Literal["ollama", "openai"] = Field(
         default="openai", validation_alias="LLM_PROVIDER"
@@ -103,6 +105,7 @@ class Settings(BaseServiceSettings):
     # Process-wide limits: one semaphore per downstream, shared by all questions.
     reader_max_inflight: int = Field(default=16, ge=1, le=256)
     ranker_max_inflight: int = Field(default=8, ge=1, le=256)
+    index_max_inflight: int = Field(default=8, ge=1, le=256)
     searxng_max_inflight: int = Field(default=8, ge=1, le=256)
     llm_max_inflight: int = Field(default=4, ge=1, le=256)
     session_ttl_s: float = Field(default=1800.0, gt=0)
@@ -132,6 +135,23 @@ class Settings(BaseServiceSettings):
     corpus_allow_any_path: bool = False
     # Corpus hits asked for per search round.
     corpus_top_k: int = Field(default=10, ge=1, le=50)
+
+    # --- deep research, the embedded database (ORCHESTRATOR_DATA_DIR, ORCHESTRATOR_RESEARCH_*) ---
+    # Where the SQLite database lives; empty keeps it in memory (a restart forgets every run).
+    data_dir: str = ""
+    research_max_inflight: int = Field(default=2, ge=1, le=64)
+    # Finished runs are deleted this long after they finished; 0 keeps them.
+    research_ttl_s: float = Field(default=7200.0, ge=0)
+    research_review_delay_s: float = Field(default=1.5, ge=0, le=3600)
+    research_budget_s: float = Field(default=900.0, gt=0, le=86_400)
+    research_max_searches: int = Field(default=60, ge=1, le=10_000)
+    research_max_llm_calls: int = Field(default=80, ge=3, le=10_000)
+    research_max_dimensions: int = Field(default=6, ge=1, le=12)
+    research_max_iterations: int = Field(default=3, ge=1, le=10)
+    research_max_evaluations: int = Field(default=3, ge=0, le=10)
+    # Characters of findings and passages one report prompt may carry (about 4 per token).
+    research_context_chars: int = Field(default=12_000, ge=2000, le=1_000_000)
+    research_heartbeat_s: float = Field(default=15.0, gt=0, le=300)
 
     # --- access control and HTTP bounds (orchestrator/api/security.py, ratelimit.py, server.py) ---
     # Host names (besides localhost, 127.0.0.1, [::1] and the bind address) the API answers to;
@@ -196,12 +216,12 @@ class Settings(BaseServiceSettings):
     # Search snippets kept as evidence beside the passages.
     evidence_snippets: int = Field(default=5, ge=0, le=50)
 
-    @field_validator("corpus_dir")
+    @field_validator("corpus_dir", "data_dir")
     @classmethod
     def _absolute_dir(cls, value: str) -> str:
         # A relative path would silently depend on the working directory of the process.
         if value and not Path(value).is_absolute():
-            raise ValueError("CORPUS_DIR must be an absolute path")
+            raise ValueError("must be an absolute path")
         return os.path.normpath(value) if value else value
 
     def evidence_budget_tokens(self) -> int:

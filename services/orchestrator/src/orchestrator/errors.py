@@ -35,3 +35,38 @@ class RunFailed(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+# --- deep research ---
+
+
+class ResearchNotFound(ApiProblem):
+    """No research run with that id (never created, or expired)."""
+
+    status = 404
+    title = "Research run not found"
+
+
+class ResearchConflict(ApiProblem):
+    """The run's status does not allow the request (e.g. resuming a completed run)."""
+
+    status = 409
+    title = "Conflict"
+
+
+class TooManyResearchRuns(ApiProblem):
+    """The cap on research runs in flight is reached; ``headers`` carries Retry-After."""
+
+    status = 429
+    title = "Too many research runs"
+
+    def __init__(self, detail: str, retry_after_s: int) -> None:
+        super().__init__(detail)
+        self.headers = {"Retry-After": str(retry_after_s)}
+
+
+class ResearchUnavailable(ApiProblem):
+    """This server runs without deep research (its LLM wiring has no generic calls)."""
+
+    status = 503
+    title = "Research unavailable"

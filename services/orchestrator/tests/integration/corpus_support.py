@@ -1,4 +1,4 @@
-"""Shared by the local-documents integration tests: a world whose real ranker holds a corpus
+"""Shared by the local-documents integration tests: a world whose real index holds a corpus
 persisted in a data folder, a real reader that extracts the files, and a generated folder of
 mixed documents with broken ones."""
 
@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest_asyncio
+from index.config import Settings as IndexSettings
+from index.server import build_server as build_index
 from quarry_common.grpc_server import GrpcServer
-from ranker.config import Settings as RankerSettings
-from ranker.server import build_server as build_ranker
 
 from services.orchestrator.tests.integration.support import World, serve_world
 from services.reader.tests.pages import make_pdf
@@ -20,16 +20,16 @@ from services.reader.tests.pages import make_pdf
 FACT = "The lighthouse keeper's passphrase is amber-falcon-42."
 
 
-def ranker_server(data_dir: str) -> GrpcServer:
-    """The real ranker on 127.0.0.1, port 0, persisting its corpus under ``data_dir``."""
-    return build_ranker(RankerSettings(port=0, data_dir=Path(data_dir)))
+def index_server(data_dir: str) -> GrpcServer:
+    """The real index on 127.0.0.1, port 0, persisting its corpus under ``data_dir``."""
+    return build_index(IndexSettings(port=0, data_dir=Path(data_dir)))
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def corpus_world() -> AsyncIterator[World]:
-    """Pages, a real reader and a corpus-holding ranker, shared by a module."""
+    """Pages, a real reader, ranker and a persisting index, shared by a module."""
     with tempfile.TemporaryDirectory() as data_dir:
-        async with serve_world(ranker_server(data_dir)) as running:
+        async with serve_world(index_server(data_dir)) as running:
             yield running
 
 

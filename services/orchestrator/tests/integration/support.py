@@ -1,5 +1,5 @@
 """Shared by the orchestrator's integration tests: a module-scoped world (a local page server,
-real reader and ranker servers) and, per test, the scripted SearXNG and LLM plus the app with
+real reader, ranker and index servers) and, per test, the scripted SearXNG and LLM plus the app with
 its production wiring."""
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import pytest_asyncio
 from fastapi import FastAPI
+from index.config import Settings as IndexSettings
+from index.server import build_server as build_index
 from orchestrator.app import create_app
 from orchestrator.config import Settings
 from quarry_common.grpc_server import GrpcServer
@@ -36,11 +38,12 @@ TOPICS = {
 
 @dataclass
 class World:
-    """Servers shared by the module: pages, reader, ranker."""
+    """Servers shared by the module: pages, reader, ranker, index."""
 
     pages_url: str
     reader_addr: str
     ranker_addr: str
+    index_addr: str
 
 
 def page_html(topic: str) -> bytes:
@@ -61,24 +64,34 @@ async def serve_pages(request: Request) -> Response:
 
 
 @asynccontextmanager
-async def serve_world(ranker: GrpcServer) -> AsyncIterator[World]:
-    """The fixture pages, a real reader and ``ranker``, running until the block ends."""
+async def serve_world(index: GrpcServer | None = None) -> AsyncIterator[World]:
+    """The fixture pages, a real reader, ranker and ``index`` (default: an in-memory one),
+    running until the block ends."""
     pages = TinyHTTPServer(serve_pages)
     await pages.start()
     reader = build_reader(ReaderSettings(port=0, allow_private_networks=True, workers=1))
+    ranker = build_ranker(RankerSettings(port=0))
+    index = index or build_index(IndexSettings(port=0))
     try:
         reader_port = await reader.start()
         ranker_port = await ranker.start()
-        yield World(pages.url, f"127.0.0.1:{reader_port}", f"127.0.0.1:{ranker_port}")
+        index_port = await index.start()
+        yield World(
+            pages.url,
+            f"127.0.0.1:{reader_port}",
+            f"127.0.0.1:{ranker_port}",
+            f"127.0.0.1:{index_port}",
+        )
     finally:
         await reader.stop(0)
         await ranker.stop(0)
+        await index.stop(0)
         await pages.stop()
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def world() -> AsyncIterator[World]:
-    async with serve_world(build_ranker(RankerSettings(port=0))) as running:
+    async with serve_world() as running:
         yield running
 
 
@@ -125,6 +138,7 @@ async def stack(world: World, **settings: Any) -> AsyncIterator[Stack]:
         config: dict[str, Any] = {
             "reader_addr": world.reader_addr,
             "ranker_addr": world.ranker_addr,
+            "index_addr": world.index_addr,
             "searxng_url": searx.url,
             "llm_provider": "ollama",
             "llm_base_url": llm.url,

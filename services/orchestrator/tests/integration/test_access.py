@@ -59,6 +59,7 @@ async def served_stack(world: World, **settings: Any) -> AsyncIterator[tuple[str
             port=0,
             reader_addr=world.reader_addr,
             ranker_addr=world.ranker_addr,
+            index_addr=world.index_addr,
             searxng_url=searx.url,
             llm_provider="ollama",
             llm_base_url=llm.url,

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from index.config import Settings as IndexSettings
+from index.corpus import Corpus
+from index.server import build_server as build_index
 from ranker.analyzer import Analyzer, AnalyzerConfig
-from ranker.config import Settings as RankerSettings
-from ranker.corpus.corpus import Corpus
-from ranker.server import build_server as build_ranker
 
 from services.orchestrator.tests.integration.corpus_support import (
     corpus_world,
+    index_server,
     make_folder,
-    ranker_server,
 )
 from services.orchestrator.tests.integration.support import Stack, World, of, stack, status
 
@@ -187,22 +187,22 @@ async def test_the_openapi_schema_lists_the_corpus_endpoints(corpus_world: World
     assert {"/v1/corpus", "/v1/corpus/refresh"} <= set(paths)
 
 
-async def test_a_ranker_restart_keeps_the_index_and_nothing_is_extracted_again(
+async def test_an_index_restart_keeps_the_index_and_nothing_is_extracted_again(
     corpus_world: World, tmp_path: Path
 ) -> None:
     root = tmp_path / "persist"
     make_folder(root, 20)
-    data = tmp_path / "ranker-data"
+    data = tmp_path / "index-data"
     for attempt in range(2):
-        ranker = ranker_server(str(data))
-        port = await ranker.start()
-        world = dataclasses.replace(corpus_world, ranker_addr=f"127.0.0.1:{port}")
+        index = index_server(str(data))
+        port = await index.start()
+        world = dataclasses.replace(corpus_world, index_addr=f"127.0.0.1:{port}")
         try:
             async with stack(world, sources="local", **ANY) as s:
                 result = await refresh(s, root)
                 events = await s.ask("What is the lighthouse keeper's passphrase?")
         finally:
-            await ranker.stop(0)
+            await index.stop(0)
         if attempt == 0:
             assert result["added"] == 21
         else:
@@ -226,21 +226,21 @@ async def test_refresh_streams_sse_by_default(corpus_world: World, tmp_path: Pat
     assert (final["root"], final["unchanged"], final["status"]) == (str(root), 1, "ok")
 
 
-async def test_a_first_run_larger_than_the_rankers_staging_bound_completes(
+async def test_a_first_run_larger_than_the_index_staging_bound_completes(
     corpus_world: World, tmp_path: Path
 ) -> None:
     root = tmp_path / "big"
     root.mkdir()
     for i in range(600):
         (root / f"n{i}.txt").write_text(f"Note {i}. " + "word " * 200)
-    # A ranker that holds at most ~one IndexDocuments batch of staged text (64 MiB in production).
+    # An index that holds at most ~one IndexDocuments batch of staged text (64 MiB in production).
     corpus = Corpus(Analyzer(AnalyzerConfig()), None, max_staged_bytes=560_000)
-    ranker = build_ranker(RankerSettings(port=0), corpus)
-    port = await ranker.start()
-    world = dataclasses.replace(corpus_world, ranker_addr=f"127.0.0.1:{port}")
+    index = build_index(IndexSettings(port=0), corpus)
+    port = await index.start()
+    world = dataclasses.replace(corpus_world, index_addr=f"127.0.0.1:{port}")
     try:
         async with stack(world, **ANY) as s:
             result = await refresh(s, root)
     finally:
-        await ranker.stop(0)
+        await index.stop(0)
     assert (result["status"], result["added"], result["documents"]) == ("ok", 600, 600)

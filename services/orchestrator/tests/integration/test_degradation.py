@@ -84,6 +84,25 @@ async def test_readyz_names_dependencies_that_are_down(world: World) -> None:
     assert (down.status_code, down.json()["down"]) == (503, ["llm"])
 
 
+async def test_readyz_names_the_index_when_it_is_down(world: World) -> None:
+    async with stack(world, index_addr=f"127.0.0.1:{free_port()}") as s:
+        down = await s.client.get("/readyz")
+    assert (down.status_code, down.json()["down"]) == (503, ["index"])
+
+
+async def test_a_web_and_local_question_is_answered_from_the_web_while_the_index_is_down(
+    world: World,
+) -> None:
+    async with stack(world, index_addr=f"127.0.0.1:{free_port()}") as s:
+        s.llm.queue("judge", judge("sufficient"))
+        events = await s.ask(options={"sources": ["web", "local"]})
+    assert "local_unavailable" in codes(events)
+    assert status(events) == "answered"
+    urls = [src["url"] for src in of(events, "sources")[0]["sources"]]
+    assert urls
+    assert all(u.startswith(world.pages_url) for u in urls)
+
+
 async def test_disconnect_mid_answer_closes_the_llm_stream(world: World) -> None:
     async with stack(world) as s:
         s.llm.token_delay = 0.05

@@ -1,4 +1,4 @@
-"""Doubles of the ranker's corpus RPCs and of Reader.Extract, served over the real gRPC wire.
+"""Doubles of the index service's RPCs and of Reader.Extract, served over the real gRPC wire.
 
 The corpus keeps a staged view and a committed view in memory, with the contract's semantics:
 ListDocuments shows staged changes, SearchCorpus and GetDocument only committed ones.
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from quarry.v1 import ranker_pb2, reader_pb2
+from quarry.v1 import index_pb2, index_pb2_grpc, reader_pb2
 
 from services.orchestrator.tests.unit.doubles import FakeRanker, FakeReader
 
@@ -28,30 +28,30 @@ def _words(text: str) -> set[str]:
 class CorpusState:
     """What the double holds, inspectable by tests."""
 
-    staged: dict[str, ranker_pb2.Document] = field(default_factory=dict)
-    committed: dict[str, ranker_pb2.Document] = field(default_factory=dict)
+    staged: dict[str, index_pb2.Document] = field(default_factory=dict)
+    committed: dict[str, index_pb2.Document] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)
     upserted: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     commits: int = 0
     searches: list[str] = field(default_factory=list)
-    # Like the ranker's bound on staged text (RESOURCE_EXHAUSTED until a commit).
+    # Like the index's bound on staged text (RESOURCE_EXHAUSTED until a commit).
     max_staged_chars: int = 1 << 40
 
 
-class CorpusMixin:
-    """The five corpus RPCs over an in-memory ``CorpusState``."""
+class CorpusMixin(index_pb2_grpc.IndexServicer):
+    """The index's document RPCs over an in-memory ``CorpusState``."""
 
     corpus: CorpusState
 
     async def ListDocuments(
-        self, request: ranker_pb2.ListDocumentsRequest, context: Ctx
-    ) -> ranker_pb2.ListDocumentsResponse:
+        self, request: index_pb2.ListDocumentsRequest, context: Ctx
+    ) -> index_pb2.ListDocumentsResponse:
         self.corpus.calls.append("ListDocuments")
         docs = [d for i, d in self.corpus.staged.items() if i.startswith(request.id_prefix)]
-        return ranker_pb2.ListDocumentsResponse(
+        return index_pb2.ListDocumentsResponse(
             documents=[
-                ranker_pb2.DocumentInfo(
+                index_pb2.DocumentInfo(
                     id=d.id,
                     content_hash=d.content_hash,
                     size=d.size,
@@ -65,8 +65,8 @@ class CorpusMixin:
         )
 
     async def IndexDocuments(
-        self, request: ranker_pb2.IndexDocumentsRequest, context: Ctx
-    ) -> ranker_pb2.IndexDocumentsResponse:
+        self, request: index_pb2.IndexDocumentsRequest, context: Ctx
+    ) -> index_pb2.IndexDocumentsResponse:
         self.corpus.calls.append("IndexDocuments")
         if len(request.upsert) > 512:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "at most 512 documents")
@@ -85,17 +85,17 @@ class CorpusMixin:
         pending = sum(
             1 for i in staged.keys() | committed.keys() if staged.get(i) != committed.get(i)
         )
-        return ranker_pb2.IndexDocumentsResponse(
+        return index_pb2.IndexDocumentsResponse(
             upserted=len(request.upsert), removed=len(request.remove_ids), pending=pending
         )
 
     async def CommitCorpus(
-        self, request: ranker_pb2.CommitCorpusRequest, context: Ctx
-    ) -> ranker_pb2.CorpusStats:
+        self, request: index_pb2.CommitCorpusRequest, context: Ctx
+    ) -> index_pb2.CorpusStats:
         self.corpus.calls.append("CommitCorpus")
         self.corpus.commits += 1
         self.corpus.committed = dict(self.corpus.staged)
-        return ranker_pb2.CorpusStats(
+        return index_pb2.CorpusStats(
             documents=len(self.corpus.committed),
             chunks=len(self.corpus.committed),
             pending=0,
@@ -103,8 +103,8 @@ class CorpusMixin:
         )
 
     async def SearchCorpus(
-        self, request: ranker_pb2.SearchCorpusRequest, context: Ctx
-    ) -> ranker_pb2.SearchCorpusResponse:
+        self, request: index_pb2.SearchCorpusRequest, context: Ctx
+    ) -> index_pb2.SearchCorpusResponse:
         self.corpus.searches.append(request.query)
         q = _words(request.query)
         scored = [
@@ -113,15 +113,10 @@ class CorpusMixin:
         ]
         hits = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
         top = request.top_k if request.HasField("top_k") else 10
-        return ranker_pb2.SearchCorpusResponse(
+        return index_pb2.SearchCorpusResponse(
             results=[
-                ranker_pb2.SearchResult(
-                    url=d.id,
-                    title=d.title,
-                    snippet=d.markdown[:200],
-                    engine_rank=i,
-                    engines=["local"],
-                    source="local",
+                index_pb2.DocumentHit(
+                    id=d.id, title=d.title, snippet=d.markdown[:200], rank=i, score=1.0 / i
                 )
                 for i, (_, _, d) in enumerate(hits[:top], start=1)
             ],
@@ -129,17 +124,46 @@ class CorpusMixin:
         )
 
     async def GetDocument(
-        self, request: ranker_pb2.GetDocumentRequest, context: Ctx
-    ) -> ranker_pb2.Document:
+        self, request: index_pb2.GetDocumentRequest, context: Ctx
+    ) -> index_pb2.Document:
         self.corpus.calls.append("GetDocument")
         doc = self.corpus.committed.get(request.id)
         if doc is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no document {request.id!r}")
         return doc
 
+    async def SearchPassages(
+        self, request: index_pb2.SearchPassagesRequest, context: Ctx
+    ) -> index_pb2.SearchPassagesResponse:
+        """Paragraphs of committed documents sharing words with any query, most first."""
+        self.corpus.calls.append("SearchPassages")
+        q = set().union(*(_words(query) for query in request.queries))
+        scored = [
+            (len(q & _words(para)), d.id, i, d.title, para)
+            for d in self.corpus.committed.values()
+            for i, para in enumerate(p for p in d.markdown.split("\n\n") if p.strip())
+        ]
+        hits = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1], s[2]))
+        top = request.top_k if request.HasField("top_k") else 8
+        return index_pb2.SearchPassagesResponse(
+            passages=[
+                index_pb2.IndexPassage(
+                    document_id=doc_id,
+                    document_title=title,
+                    text=text,
+                    index=i,
+                    score=float(n),
+                    lexical_rank=rank,
+                )
+                for rank, (n, doc_id, i, title, text) in enumerate(hits[:top], start=1)
+            ],
+            retrieval="bm25",
+            documents=len(self.corpus.committed),
+        )
+
 
 class FakeCorpusRanker(CorpusMixin, FakeRanker):
-    """FakeRanker plus an in-memory corpus."""
+    """FakeRanker plus an in-memory index, served by the same test server."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -15,7 +15,7 @@ from orchestrator.clients.searxng import SearxngError
 from orchestrator.llm.base import LLMError
 from orchestrator.schemas import Judgement, Plan
 from orchestrator.sessions import Turn
-from quarry.v1 import ranker_pb2, ranker_pb2_grpc, reader_pb2, reader_pb2_grpc
+from quarry.v1 import index_pb2_grpc, ranker_pb2, ranker_pb2_grpc, reader_pb2, reader_pb2_grpc
 from quarry_common.grpc_server import GrpcServer
 
 _WORD = re.compile(r"\w+")
@@ -149,6 +149,8 @@ def grpc_server(servicer: FakeReader | FakeRanker) -> GrpcServer:
             reader_pb2_grpc.add_ReaderServicer_to_server(servicer, server)
         else:
             ranker_pb2_grpc.add_RankerServicer_to_server(servicer, server)
+        if isinstance(servicer, index_pb2_grpc.IndexServicer):  # a ranker double with a corpus
+            index_pb2_grpc.add_IndexServicer_to_server(servicer, server)
 
     return GrpcServer(register, host="127.0.0.1", port=0)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from orchestrator.schemas import Judgement
-from quarry.v1 import ranker_pb2
+from quarry.v1 import index_pb2
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
 from services.orchestrator.tests.unit.harness import Harness, first, harness, warnings
@@ -15,7 +15,7 @@ CHUNKS = Judgement(sufficiency="insufficient")
 
 def _add_local(h: Harness, name: str, text: str) -> str:
     doc_id = f"local:/srv/notes/{name}"
-    h.ranker.corpus.committed[doc_id] = ranker_pb2.Document(
+    h.ranker.corpus.committed[doc_id] = index_pb2.Document(
         id=doc_id, title=name, markdown=text, content_hash="ab", kind="markdown"
     )
     return doc_id

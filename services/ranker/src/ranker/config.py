@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 from quarry_common.settings import BaseServiceSettings, Port
@@ -23,9 +21,6 @@ class Settings(BaseServiceSettings):
     # CPU-heavy calls (RankChunks, large RankResults) running at once in worker threads;
     # more than the core count only adds GIL contention (2 cores: 2).
     cpu_concurrency: int = Field(default=2, ge=1, le=64)
-    # Where the local-documents index persists ({data_dir}/corpus/); unset: in memory only.
-    data_dir: Path | None = None
-
     # --- RankPassages: dense retrieval and caches ---
     # Load the embedding model (all-MiniLM-L6-v2, quarry-embed) and fuse dense with BM25;
     # false, or a model that cannot load, ranks passages by BM25 alone.

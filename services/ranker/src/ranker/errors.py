@@ -13,15 +13,3 @@ class InvalidRequestError(RankerError):
 
 class BoundExceededError(InvalidRequestError):
     """An input is beyond one of the documented bounds (INVALID_ARGUMENT naming the bound)."""
-
-
-class NotFoundError(RankerError):
-    """The named thing does not exist (NOT_FOUND)."""
-
-
-class CorpusStorageError(RankerError):
-    """The corpus index could not be written to the data directory (INTERNAL)."""
-
-
-class StagingFullError(RankerError):
-    """Too much staged text waits for a commit (RESOURCE_EXHAUSTED)."""

@@ -6,16 +6,14 @@ from quarry.v1 import ranker_pb2_grpc
 from quarry_common.grpc_server import GrpcServer
 
 from ranker.config import Settings
-from ranker.corpus.corpus import Corpus
 from ranker.service import RankerServicer
 
 SERVICE_NAME = "quarry.v1.Ranker"
 
 
-def build_server(settings: Settings, corpus: Corpus | None = None) -> GrpcServer:
-    """Create (not start) the ranker's gRPC server; ``corpus`` replaces the one built from
-    the settings (tests)."""
-    servicer = RankerServicer(settings, corpus)
+def build_server(settings: Settings) -> GrpcServer:
+    """Create (not start) the ranker's gRPC server."""
+    servicer = RankerServicer(settings)
     return GrpcServer(
         lambda server: ranker_pb2_grpc.add_RankerServicer_to_server(servicer, server),
         host=settings.host,

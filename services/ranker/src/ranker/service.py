@@ -6,7 +6,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import grpc
 from opentelemetry import trace
@@ -17,8 +17,6 @@ from ranker.analyzer import Analyzer, AnalyzerConfig
 from ranker.bounds import check_query
 from ranker.chunks import ChunksParams, rank_chunks
 from ranker.config import Settings
-from ranker.corpus.corpus import Corpus
-from ranker.corpus_rpc import CorpusRpcs
 from ranker.errors import BoundExceededError, InvalidRequestError
 from ranker.model import Page, RankedResult, ScoredChunk, SearchResult
 from ranker.passages import Embeds, PassageParams
@@ -44,7 +42,9 @@ ResultsContext = grpc.aio.ServicerContext[
 ChunksContext = grpc.aio.ServicerContext[
     ranker_pb2.RankChunksRequest, ranker_pb2.RankChunksResponse
 ]
-CorpusContext = grpc.aio.ServicerContext[Any, Any]
+PassagesContext = grpc.aio.ServicerContext[
+    ranker_pb2.RankPassagesRequest, ranker_pb2.RankPassagesResponse
+]
 
 
 def _weight(request: ranker_pb2.RankResultsRequest, name: str, default: float) -> float:
@@ -162,12 +162,9 @@ def chunks_to_proto(chunks: list[ScoredChunk], total: int) -> ranker_pb2.RankChu
 class RankerServicer(ranker_pb2_grpc.RankerServicer):
     """The ranker's RPCs; CPU-heavy work runs in worker threads so health keeps answering."""
 
-    def __init__(self, settings: Settings, corpus: Corpus | None = None) -> None:
-        """``corpus`` defaults to one over ``settings.data_dir`` (tests pass their own)."""
+    def __init__(self, settings: Settings) -> None:
         self._analyzer = Analyzer(AnalyzerConfig(stem=settings.stem, stopwords=settings.stopwords))
         self._cpu = asyncio.Semaphore(settings.cpu_concurrency)
-        corpus = corpus or Corpus(self._analyzer, settings.data_dir)
-        self._corpus = CorpusRpcs(self._analyzer, corpus, self._in_thread)
         self._settings = settings
         self._embedder: Embeds | None = None
         self._passages = PassageRpcs(
@@ -181,9 +178,8 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
         )
 
     async def warm_up(self) -> None:
-        """Load the corpus index and run each code path once (numpy, bm25s, the stemmer)
+        """Load the embedding model and run each code path once (numpy, bm25s, the stemmer)
         before reporting SERVING."""
-        await asyncio.to_thread(self._corpus.corpus.load)
         if self._settings.dense:
             self._embedder = await asyncio.to_thread(self._load_embedder)
         page = Page("https://warm.up/", "warm up", "# Warm up\n\nRanking warms up the ranker.")
@@ -257,37 +253,7 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
         return chunks_to_proto(chunks, total)
 
     async def RankPassages(
-        self, request: ranker_pb2.RankPassagesRequest, context: CorpusContext
+        self, request: ranker_pb2.RankPassagesRequest, context: PassagesContext
     ) -> ranker_pb2.RankPassagesResponse:
         """The evidence for a question: passages by BM25 + dense (RRF) within a budget."""
         return await self._passages.rank(request, context)
-
-    async def ListDocuments(
-        self, request: ranker_pb2.ListDocumentsRequest, context: CorpusContext
-    ) -> ranker_pb2.ListDocumentsResponse:
-        """The corpus's documents as staged (committed plus staged changes)."""
-        return await self._corpus.list_documents(request, context)
-
-    async def IndexDocuments(
-        self, request: ranker_pb2.IndexDocumentsRequest, context: CorpusContext
-    ) -> ranker_pb2.IndexDocumentsResponse:
-        """Stage upserts and removals (searchable after CommitCorpus)."""
-        return await self._corpus.index_documents(request, context)
-
-    async def CommitCorpus(
-        self, request: ranker_pb2.CommitCorpusRequest, context: CorpusContext
-    ) -> ranker_pb2.CorpusStats:
-        """Build, persist and swap in the index with the staged changes."""
-        return await self._corpus.commit_corpus(request, context)
-
-    async def SearchCorpus(
-        self, request: ranker_pb2.SearchCorpusRequest, context: CorpusContext
-    ) -> ranker_pb2.SearchCorpusResponse:
-        """The committed documents best matching a query, shaped as search results."""
-        return await self._corpus.search_corpus(request, context)
-
-    async def GetDocument(
-        self, request: ranker_pb2.GetDocumentRequest, context: CorpusContext
-    ) -> ranker_pb2.Document:
-        """A committed document's extracted text by id."""
-        return await self._corpus.get_document(request, context)

@@ -28,12 +28,3 @@ def test_bad_value_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValidationError) as info:
         Settings()
     assert "RANKER_CPU_CONCURRENCY" in describe_error(Settings, info.value)
-
-
-def test_data_dir_is_optional(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("RANKER_DATA_DIR", raising=False)
-    assert Settings().data_dir is None
-    monkeypatch.setenv("RANKER_DATA_DIR", "")
-    assert Settings().data_dir is None  # empty means unset: in memory only
-    monkeypatch.setenv("RANKER_DATA_DIR", "/data/ranker")
-    assert str(Settings().data_dir) == "/data/ranker"

@@ -27,7 +27,8 @@ if _version_not_supported:
 
 class RankerStub:
     """Ranker decides which search results are worth reading (BM25F + reciprocal rank fusion)
-    and which passages are worth showing the LLM (chunking + BM25 over chunks).
+    and which passages are worth showing the LLM (chunking + BM25 over chunks). Stateless:
+    the local-documents index is its own service (index.proto).
     """
 
     def __init__(self, channel):
@@ -51,36 +52,12 @@ class RankerStub:
                 request_serializer=quarry_dot_v1_dot_ranker__pb2.RankPassagesRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_ranker__pb2.RankPassagesResponse.FromString,
                 _registered_method=True)
-        self.ListDocuments = channel.unary_unary(
-                '/quarry.v1.Ranker/ListDocuments',
-                request_serializer=quarry_dot_v1_dot_ranker__pb2.ListDocumentsRequest.SerializeToString,
-                response_deserializer=quarry_dot_v1_dot_ranker__pb2.ListDocumentsResponse.FromString,
-                _registered_method=True)
-        self.IndexDocuments = channel.unary_unary(
-                '/quarry.v1.Ranker/IndexDocuments',
-                request_serializer=quarry_dot_v1_dot_ranker__pb2.IndexDocumentsRequest.SerializeToString,
-                response_deserializer=quarry_dot_v1_dot_ranker__pb2.IndexDocumentsResponse.FromString,
-                _registered_method=True)
-        self.CommitCorpus = channel.unary_unary(
-                '/quarry.v1.Ranker/CommitCorpus',
-                request_serializer=quarry_dot_v1_dot_ranker__pb2.CommitCorpusRequest.SerializeToString,
-                response_deserializer=quarry_dot_v1_dot_ranker__pb2.CorpusStats.FromString,
-                _registered_method=True)
-        self.SearchCorpus = channel.unary_unary(
-                '/quarry.v1.Ranker/SearchCorpus',
-                request_serializer=quarry_dot_v1_dot_ranker__pb2.SearchCorpusRequest.SerializeToString,
-                response_deserializer=quarry_dot_v1_dot_ranker__pb2.SearchCorpusResponse.FromString,
-                _registered_method=True)
-        self.GetDocument = channel.unary_unary(
-                '/quarry.v1.Ranker/GetDocument',
-                request_serializer=quarry_dot_v1_dot_ranker__pb2.GetDocumentRequest.SerializeToString,
-                response_deserializer=quarry_dot_v1_dot_ranker__pb2.Document.FromString,
-                _registered_method=True)
 
 
 class RankerServicer:
     """Ranker decides which search results are worth reading (BM25F + reciprocal rank fusion)
-    and which passages are worth showing the LLM (chunking + BM25 over chunks).
+    and which passages are worth showing the LLM (chunking + BM25 over chunks). Stateless:
+    the local-documents index is its own service (index.proto).
     """
 
     def RankResults(self, request, context):
@@ -106,40 +83,6 @@ class RankerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def ListDocuments(self, request, context):
-        """Local documents (the corpus): a persistent BM25 index of documents the caller has already
-        extracted. Changes are applied in batches and become searchable at Commit, atomically:
-        queries keep using the previous index until the new one is ready, and an interrupted
-        indexing run leaves the previous index usable.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def IndexDocuments(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def CommitCorpus(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def SearchCorpus(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def GetDocument(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
 
 def add_RankerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -158,31 +101,6 @@ def add_RankerServicer_to_server(servicer, server):
                     request_deserializer=quarry_dot_v1_dot_ranker__pb2.RankPassagesRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_ranker__pb2.RankPassagesResponse.SerializeToString,
             ),
-            'ListDocuments': grpc.unary_unary_rpc_method_handler(
-                    servicer.ListDocuments,
-                    request_deserializer=quarry_dot_v1_dot_ranker__pb2.ListDocumentsRequest.FromString,
-                    response_serializer=quarry_dot_v1_dot_ranker__pb2.ListDocumentsResponse.SerializeToString,
-            ),
-            'IndexDocuments': grpc.unary_unary_rpc_method_handler(
-                    servicer.IndexDocuments,
-                    request_deserializer=quarry_dot_v1_dot_ranker__pb2.IndexDocumentsRequest.FromString,
-                    response_serializer=quarry_dot_v1_dot_ranker__pb2.IndexDocumentsResponse.SerializeToString,
-            ),
-            'CommitCorpus': grpc.unary_unary_rpc_method_handler(
-                    servicer.CommitCorpus,
-                    request_deserializer=quarry_dot_v1_dot_ranker__pb2.CommitCorpusRequest.FromString,
-                    response_serializer=quarry_dot_v1_dot_ranker__pb2.CorpusStats.SerializeToString,
-            ),
-            'SearchCorpus': grpc.unary_unary_rpc_method_handler(
-                    servicer.SearchCorpus,
-                    request_deserializer=quarry_dot_v1_dot_ranker__pb2.SearchCorpusRequest.FromString,
-                    response_serializer=quarry_dot_v1_dot_ranker__pb2.SearchCorpusResponse.SerializeToString,
-            ),
-            'GetDocument': grpc.unary_unary_rpc_method_handler(
-                    servicer.GetDocument,
-                    request_deserializer=quarry_dot_v1_dot_ranker__pb2.GetDocumentRequest.FromString,
-                    response_serializer=quarry_dot_v1_dot_ranker__pb2.Document.SerializeToString,
-            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'quarry.v1.Ranker', rpc_method_handlers)
@@ -193,7 +111,8 @@ def add_RankerServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class Ranker:
     """Ranker decides which search results are worth reading (BM25F + reciprocal rank fusion)
-    and which passages are worth showing the LLM (chunking + BM25 over chunks).
+    and which passages are worth showing the LLM (chunking + BM25 over chunks). Stateless:
+    the local-documents index is its own service (index.proto).
     """
 
     @staticmethod
@@ -267,141 +186,6 @@ class Ranker:
             '/quarry.v1.Ranker/RankPassages',
             quarry_dot_v1_dot_ranker__pb2.RankPassagesRequest.SerializeToString,
             quarry_dot_v1_dot_ranker__pb2.RankPassagesResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def ListDocuments(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/quarry.v1.Ranker/ListDocuments',
-            quarry_dot_v1_dot_ranker__pb2.ListDocumentsRequest.SerializeToString,
-            quarry_dot_v1_dot_ranker__pb2.ListDocumentsResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def IndexDocuments(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/quarry.v1.Ranker/IndexDocuments',
-            quarry_dot_v1_dot_ranker__pb2.IndexDocumentsRequest.SerializeToString,
-            quarry_dot_v1_dot_ranker__pb2.IndexDocumentsResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def CommitCorpus(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/quarry.v1.Ranker/CommitCorpus',
-            quarry_dot_v1_dot_ranker__pb2.CommitCorpusRequest.SerializeToString,
-            quarry_dot_v1_dot_ranker__pb2.CorpusStats.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def SearchCorpus(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/quarry.v1.Ranker/SearchCorpus',
-            quarry_dot_v1_dot_ranker__pb2.SearchCorpusRequest.SerializeToString,
-            quarry_dot_v1_dot_ranker__pb2.SearchCorpusResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def GetDocument(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/quarry.v1.Ranker/GetDocument',
-            quarry_dot_v1_dot_ranker__pb2.GetDocumentRequest.SerializeToString,
-            quarry_dot_v1_dot_ranker__pb2.Document.FromString,
             options,
             channel_credentials,
             insecure,

@@ -28,7 +28,8 @@ GRPC_VERSION: str
 
 class RankerStub:
     """Ranker decides which search results are worth reading (BM25F + reciprocal rank fusion)
-    and which passages are worth showing the LLM (chunking + BM25 over chunks).
+    and which passages are worth showing the LLM (chunking + BM25 over chunks). Stateless:
+    the local-documents index is its own service (index.proto).
     """
 
     @_typing.overload
@@ -44,21 +45,12 @@ class RankerStub:
     The ranker keeps chunked and embedded pages in a bounded cache by (url, content_hash),
     so a caller sends a page's text once and refers to it by hash afterwards.
     """
-    ListDocuments: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.ListDocumentsRequest, _ranker_pb2.ListDocumentsResponse]
-    """Local documents (the corpus): a persistent BM25 index of documents the caller has already
-    extracted. Changes are applied in batches and become searchable at Commit, atomically:
-    queries keep using the previous index until the new one is ready, and an interrupted
-    indexing run leaves the previous index usable.
-    """
-    IndexDocuments: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.IndexDocumentsRequest, _ranker_pb2.IndexDocumentsResponse]
-    CommitCorpus: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.CommitCorpusRequest, _ranker_pb2.CorpusStats]
-    SearchCorpus: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.SearchCorpusRequest, _ranker_pb2.SearchCorpusResponse]
-    GetDocument: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.GetDocumentRequest, _ranker_pb2.Document]
 
 @_typing.type_check_only
 class RankerAsyncStub(RankerStub):
     """Ranker decides which search results are worth reading (BM25F + reciprocal rank fusion)
-    and which passages are worth showing the LLM (chunking + BM25 over chunks).
+    and which passages are worth showing the LLM (chunking + BM25 over chunks). Stateless:
+    the local-documents index is its own service (index.proto).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -71,20 +63,11 @@ class RankerAsyncStub(RankerStub):
     The ranker keeps chunked and embedded pages in a bounded cache by (url, content_hash),
     so a caller sends a page's text once and refers to it by hash afterwards.
     """
-    ListDocuments: _aio.UnaryUnaryMultiCallable[_ranker_pb2.ListDocumentsRequest, _ranker_pb2.ListDocumentsResponse]  # type: ignore[assignment]
-    """Local documents (the corpus): a persistent BM25 index of documents the caller has already
-    extracted. Changes are applied in batches and become searchable at Commit, atomically:
-    queries keep using the previous index until the new one is ready, and an interrupted
-    indexing run leaves the previous index usable.
-    """
-    IndexDocuments: _aio.UnaryUnaryMultiCallable[_ranker_pb2.IndexDocumentsRequest, _ranker_pb2.IndexDocumentsResponse]  # type: ignore[assignment]
-    CommitCorpus: _aio.UnaryUnaryMultiCallable[_ranker_pb2.CommitCorpusRequest, _ranker_pb2.CorpusStats]  # type: ignore[assignment]
-    SearchCorpus: _aio.UnaryUnaryMultiCallable[_ranker_pb2.SearchCorpusRequest, _ranker_pb2.SearchCorpusResponse]  # type: ignore[assignment]
-    GetDocument: _aio.UnaryUnaryMultiCallable[_ranker_pb2.GetDocumentRequest, _ranker_pb2.Document]  # type: ignore[assignment]
 
 class RankerServicer(metaclass=_abc_1.ABCMeta):
     """Ranker decides which search results are worth reading (BM25F + reciprocal rank fusion)
-    and which passages are worth showing the LLM (chunking + BM25 over chunks).
+    and which passages are worth showing the LLM (chunking + BM25 over chunks). Stateless:
+    the local-documents index is its own service (index.proto).
     """
 
     @_abc_1.abstractmethod
@@ -113,45 +96,5 @@ class RankerServicer(metaclass=_abc_1.ABCMeta):
         The ranker keeps chunked and embedded pages in a bounded cache by (url, content_hash),
         so a caller sends a page's text once and refers to it by hash afterwards.
         """
-
-    @_abc_1.abstractmethod
-    def ListDocuments(
-        self,
-        request: _ranker_pb2.ListDocumentsRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_ranker_pb2.ListDocumentsResponse, _abc.Awaitable[_ranker_pb2.ListDocumentsResponse]]:
-        """Local documents (the corpus): a persistent BM25 index of documents the caller has already
-        extracted. Changes are applied in batches and become searchable at Commit, atomically:
-        queries keep using the previous index until the new one is ready, and an interrupted
-        indexing run leaves the previous index usable.
-        """
-
-    @_abc_1.abstractmethod
-    def IndexDocuments(
-        self,
-        request: _ranker_pb2.IndexDocumentsRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_ranker_pb2.IndexDocumentsResponse, _abc.Awaitable[_ranker_pb2.IndexDocumentsResponse]]: ...
-
-    @_abc_1.abstractmethod
-    def CommitCorpus(
-        self,
-        request: _ranker_pb2.CommitCorpusRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_ranker_pb2.CorpusStats, _abc.Awaitable[_ranker_pb2.CorpusStats]]: ...
-
-    @_abc_1.abstractmethod
-    def SearchCorpus(
-        self,
-        request: _ranker_pb2.SearchCorpusRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_ranker_pb2.SearchCorpusResponse, _abc.Awaitable[_ranker_pb2.SearchCorpusResponse]]: ...
-
-    @_abc_1.abstractmethod
-    def GetDocument(
-        self,
-        request: _ranker_pb2.GetDocumentRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_ranker_pb2.Document, _abc.Awaitable[_ranker_pb2.Document]]: ...
 
 def add_RankerServicer_to_server(servicer: RankerServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

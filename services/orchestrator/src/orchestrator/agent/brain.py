@@ -5,17 +5,21 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel
 
 from orchestrator.agent.domain import Evidence
 from orchestrator.agent.ports import Checked, Decision
 from orchestrator.citations import check_citations
 from orchestrator.config import Settings
-from orchestrator.llm.base import LLMClient
+from orchestrator.llm.base import LLMClient, Message
 from orchestrator.prompts import judge_messages, plan_messages, synthesis_messages
 from orchestrator.schemas import Judgement, Plan
 from orchestrator.sessions import Turn
 from orchestrator.structured import default_judgement, default_plan, structured_call
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def _today() -> datetime:
@@ -99,3 +103,25 @@ class LLMBrain:
             replaced=[{"from": old, "to": new} for old, new in report.replaced],
             added_citations=list(report.added),
         )
+
+    # --- generic calls for other pipelines (deep research), under the same LLM limit ---
+
+    async def structured(
+        self, messages: list[Message], model_cls: type[M], default: M, *, timeout: float
+    ) -> Decision[M]:
+        """One validated structured call (repaired once, then ``default``)."""
+        async with self._limit:
+            result = await structured_call(self._llm, messages, model_cls, default, timeout=timeout)
+        return Decision(result.value, result.used_default, result.attempts)
+
+    async def stream(self, messages: list[Message], *, timeout: float) -> AsyncIterator[str]:
+        """Stream a free-text reply; the semaphore is held until the stream ends or is closed."""
+        async with self._limit:
+            stream = self._llm.stream_chat(messages, timeout=timeout)
+            try:
+                async for delta in stream:
+                    yield delta
+            finally:
+                aclose = getattr(stream, "aclose", None)
+                if aclose is not None:
+                    await aclose()

@@ -36,12 +36,13 @@ class ModeProfile:
     # Chunks given to the judge and the answer with ORCHESTRATOR_EVIDENCE=chunk_per_url;
     # None: ORCHESTRATOR_CHUNK_TOP_K.
     evidence_sources: int | None
-    # Tokens of evidence per prompt (passages); None: ORCHESTRATOR_EVIDENCE_TOKENS / the model.
-    evidence_tokens: int | None
-    # Search snippets kept beside the passages; None: ORCHESTRATOR_EVIDENCE_SNIPPETS.
-    evidence_snippets: int | None
     # Characters of each source shown to the LLM (a cap on top of the token budget).
     source_chars: int
+    # Tokens of evidence (ORCHESTRATOR_EVIDENCE=passages), capping the setting's; None: the
+    # setting's budget.
+    evidence_tokens: int | None = None
+    # Search snippets kept beside the passages; None: ORCHESTRATOR_EVIDENCE_SNIPPETS.
+    evidence_snippets: int | None = None
 
 
 PROFILES: dict[Mode, ModeProfile] = {
@@ -53,10 +54,10 @@ PROFILES: dict[Mode, ModeProfile] = {
         max_rounds=1,
         top_urls=4,
         evidence_sources=3,
-        # ~900 tokens of prompt: ~25 s to a first token with the 1.5B model on 2 cores.
-        evidence_tokens=600,
+        source_chars=900,
+        # Prompt processing is ~25 ms a token for the embedded 1.5B model on two cores.
+        evidence_tokens=900,
         evidence_snippets=1,
-        source_chars=1200,
     ),
     "balanced": ModeProfile(
         "balanced",

@@ -150,11 +150,15 @@ class RunState:
             self.hits, self.settings.evidence_snippets if count is None else count
         )
 
+    def evidence_budget(self) -> int:
+        """Tokens of evidence for this run: the setting's budget, capped by the mode's."""
+        total = self.settings.evidence_budget_tokens()
+        cap = self.profile.evidence_tokens
+        return min(total, cap) if cap else total
+
     def passage_budget(self) -> int:
-        """Tokens left for passages once the kept snippets are counted (the mode's budget,
-        else the setting's: on a CPU every evidence token costs prompt time)."""
-        budget = self.profile.evidence_tokens or self.settings.evidence_budget_tokens()
-        left = budget - evidence.snippet_tokens(self.kept_snippets())
+        """Tokens left for passages once the kept snippets are counted."""
+        left = self.evidence_budget() - evidence.snippet_tokens(self.kept_snippets())
         return max(evidence.MIN_PASSAGE_TOKENS, left)
 
     def chunk_evidence(self) -> list[Evidence]:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestrator.agent.loop import run_question
 from orchestrator.agent.state import RunOptions
 from orchestrator.api import chat_format as fmt
+from orchestrator.api.openai_research import research_completion
 from orchestrator.api.problems import problem
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.routes import RuntimeDep
@@ -165,8 +166,9 @@ async def chat_completions(body: ChatRequest, request: Request, runtime: Runtime
         names = ", ".join(MODELS)
         detail = f"Unknown model {body.model!r}; use one of: {names} (GET /v1/models)."
         return _openai_problem(404, detail, "model_not_found", "invalid_request_error")
-    if body.model == RESEARCH_MODEL:
-        detail = "quarry-research is not available on this server yet; use quarry-search."
+    research = getattr(request.app.state, "research", None)
+    if body.model == RESEARCH_MODEL and research is None:
+        detail = "quarry-research is not available on this server; use quarry-search."
         return _openai_problem(404, detail, "model_not_found", "invalid_request_error")
     texts = [(m.role, fmt.message_text(m.content).strip()) for m in body.messages]
     role, question = texts[-1]
@@ -176,6 +178,12 @@ async def chat_completions(body: ChatRequest, request: Request, runtime: Runtime
     if len(question) > MAX_QUESTION_CHARS:
         detail = f"The question is longer than {MAX_QUESTION_CHARS} characters."
         return _openai_problem(400, detail, "question_too_long", "invalid_request_error")
+    if body.model == RESEARCH_MODEL and research is not None:
+        await enforce(request, "research")
+        sources = list(runtime.deps.settings.default_sources())
+        return await research_completion(
+            research, body.model, question, sources, stream=body.stream
+        )
     history = fmt.history_from_messages(texts[:-1])
     run_id = uuid.uuid4().hex
     completion_id = f"chatcmpl-{run_id}"

@@ -25,10 +25,12 @@ _TITLES = {
     405: "Method not allowed",
     406: "Not acceptable",
     413: "Request body too large",
+    409: "Conflict",
     415: "Unsupported media type",
     422: "Invalid request",
     429: "Too many requests",
     500: "Internal error",
+    503: "Service unavailable",
 }
 
 

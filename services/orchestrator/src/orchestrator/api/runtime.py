@@ -94,6 +94,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         # (OpenTelemetry's instrumentor adds its interceptor in front of ours.)
         reader_ch = calls.channel(settings.reader_addr, _CHANNEL_OPTIONS)
         ranker_ch = calls.channel(settings.ranker_addr, _CHANNEL_OPTIONS)
+        index_ch = calls.channel(settings.index_addr, _CHANNEL_OPTIONS)
         background: asyncio.Task[None] | None = None
         service: CorpusService | None = None
         try:
@@ -102,9 +103,8 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 limit=asyncio.Semaphore(settings.reader_max_inflight),
                 retry_delay_s=settings.read_retry_delay_s,
             )
-            ranker_limit = asyncio.Semaphore(settings.ranker_max_inflight)
-            ranker = RankerClient(ranker_ch, limit=ranker_limit)
-            corpus = CorpusClient(ranker_ch, limit=ranker_limit)
+            ranker = RankerClient(ranker_ch, limit=asyncio.Semaphore(settings.ranker_max_inflight))
+            corpus = CorpusClient(index_ch, limit=asyncio.Semaphore(settings.index_max_inflight))
             llm = build_llm(settings, http)
             searxng = SearxngClient(
                 settings.searxng_url,
@@ -125,6 +125,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             probes: dict[str, Probe] = {
                 "reader": lambda t: reader.ping(timeout=t),
                 "ranker": lambda t: ranker.ping(timeout=t),
+                "index": lambda t: corpus.ping(timeout=t),
             }
             if settings.searxng_url or "web" in settings.default_sources():
                 # Offline (`make run` with only local documents) nothing needs SearXNG.
@@ -143,3 +144,4 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 await service.aclose()
             await reader_ch.close()
             await ranker_ch.close()
+            await index_ch.close()

@@ -1,4 +1,4 @@
-"""gRPC client for the ranker's corpus RPCs (local documents) and the reader's Extract."""
+"""gRPC client for the index service (local documents) and the reader's Extract."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import grpc
-from quarry.v1 import ranker_pb2, ranker_pb2_grpc, reader_pb2, reader_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from quarry.v1 import index_pb2, index_pb2_grpc, reader_pb2, reader_pb2_grpc
 
 from orchestrator.agent.domain import CorpusError, SearchHit
 
@@ -41,9 +42,9 @@ class LocalDoc:
     mtime_ns: int
     kind: str
 
-    def to_proto(self) -> ranker_pb2.Document:
+    def to_proto(self) -> index_pb2.Document:
         """The wire message."""
-        return ranker_pb2.Document(
+        return index_pb2.Document(
             id=self.id,
             title=self.title,
             markdown=self.markdown,
@@ -62,6 +63,26 @@ class CorpusStats:
     chunks: int
     pending: int
     committed_at: str
+    embedded: int = 0
+
+
+@dataclass(frozen=True)
+class LocalPassage:
+    """A passage of a local document, ranked by the index (BM25 + dense, or BM25 alone)."""
+
+    document_id: str
+    title: str
+    text: str
+    index: int
+    score: float
+
+
+@dataclass(frozen=True)
+class LocalPassages:
+    """SearchPassages' answer: passages best first and the retrieval used."""
+
+    passages: list[LocalPassage]
+    retrieval: str
 
 
 @dataclass(frozen=True)
@@ -81,15 +102,24 @@ def _error(err: grpc.aio.AioRpcError, what: str) -> CorpusError:
 
 
 class CorpusClient:
-    """The ranker's corpus RPCs; at most ``limit`` calls in flight (shared with ranking)."""
+    """The index service's RPCs; at most ``limit`` searches and reads in flight."""
 
     def __init__(self, channel: grpc.aio.Channel, *, limit: asyncio.Semaphore) -> None:
-        self._stub = ranker_pb2_grpc.RankerStub(channel)
+        self._stub = index_pb2_grpc.IndexStub(channel)
+        self._health = health_pb2_grpc.HealthStub(channel)
         self._limit = limit
+
+    async def ping(self, *, timeout: float) -> bool:
+        """True when the index's health service reports SERVING."""
+        try:
+            reply = await self._health.Check(health_pb2.HealthCheckRequest(), timeout=timeout)
+        except grpc.aio.AioRpcError:
+            return False
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
     async def list_documents(self, id_prefix: str, *, timeout: float) -> dict[str, DocInfo]:
         """The staged view of documents whose id starts with ``id_prefix``, by id."""
-        request = ranker_pb2.ListDocumentsRequest(id_prefix=id_prefix)
+        request = index_pb2.ListDocumentsRequest(id_prefix=id_prefix)
         try:
             reply = await self._stub.ListDocuments(request, timeout=timeout)
         except grpc.aio.AioRpcError as err:
@@ -103,7 +133,7 @@ class CorpusClient:
         self, upsert: Sequence[LocalDoc], remove_ids: Sequence[str], *, timeout: float
     ) -> int:
         """Stage upserts and removals; returns the number of pending changes."""
-        request = ranker_pb2.IndexDocumentsRequest(
+        request = index_pb2.IndexDocumentsRequest(
             upsert=[d.to_proto() for d in upsert], remove_ids=list(remove_ids)
         )
         try:
@@ -113,34 +143,62 @@ class CorpusClient:
         return int(reply.pending)
 
     async def commit(self, *, timeout: float) -> CorpusStats:
-        """Make staged changes searchable (atomically, on the ranker's side)."""
+        """Make staged changes searchable (atomically, on the index's side)."""
         try:
-            reply = await self._stub.CommitCorpus(ranker_pb2.CommitCorpusRequest(), timeout=timeout)
+            reply = await self._stub.CommitCorpus(index_pb2.CommitCorpusRequest(), timeout=timeout)
         except grpc.aio.AioRpcError as err:
             raise _error(err, "CommitCorpus") from None
-        return CorpusStats(reply.documents, reply.chunks, reply.pending, reply.committed_at)
+        return CorpusStats(
+            reply.documents, reply.chunks, reply.pending, reply.committed_at, reply.embedded
+        )
 
     async def search(self, query: str, *, top_k: int, timeout: float) -> list[SearchHit]:
         """The corpus's best documents for ``query`` as search hits (engine = "local")."""
-        request = ranker_pb2.SearchCorpusRequest(query=query, top_k=top_k)
+        request = index_pb2.SearchCorpusRequest(query=query, top_k=top_k)
         try:
             async with self._limit:
                 reply = await self._stub.SearchCorpus(request, timeout=timeout)
         except grpc.aio.AioRpcError as err:
             raise _error(err, "SearchCorpus") from None
         return [
-            SearchHit(
-                r.url, r.title, r.snippet, r.engine_rank, ("local",), r.published, source="local"
-            )
+            SearchHit(r.id, r.title, r.snippet, r.rank, ("local",), "", source="local")
             for r in reply.results
         ]
+
+    async def search_passages(
+        self,
+        queries: Sequence[str],
+        *,
+        top_k: int,
+        timeout: float,
+        max_per_document: int = 3,
+        id_prefix: str = "",
+    ) -> LocalPassages:
+        """The index's best passages for ``queries`` (question, rewrite, gap queries), already
+        chunked and ranked: BM25 + dense by RRF, or BM25 alone when it has no embeddings."""
+        request = index_pb2.SearchPassagesRequest(
+            queries=list(queries),
+            top_k=top_k,
+            max_per_document=max_per_document,
+            id_prefix=id_prefix,
+        )
+        try:
+            async with self._limit:
+                reply = await self._stub.SearchPassages(request, timeout=timeout)
+        except grpc.aio.AioRpcError as err:
+            raise _error(err, "SearchPassages") from None
+        passages = [
+            LocalPassage(p.document_id, p.document_title, p.text, p.index, p.score)
+            for p in reply.passages
+        ]
+        return LocalPassages(passages, reply.retrieval)
 
     async def get(self, doc_id: str, *, timeout: float) -> LocalDoc | None:
         """The indexed document ``doc_id``, or None when the corpus does not know it."""
         try:
             async with self._limit:
                 d = await self._stub.GetDocument(
-                    ranker_pb2.GetDocumentRequest(id=doc_id), timeout=timeout
+                    index_pb2.GetDocumentRequest(id=doc_id), timeout=timeout
                 )
         except grpc.aio.AioRpcError as err:
             if err.code() == grpc.StatusCode.NOT_FOUND:

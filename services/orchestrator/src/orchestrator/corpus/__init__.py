@@ -1,1 +1,1 @@
-"""Local documents: walking folders into the ranker corpus and keeping it fresh."""
+"""Local documents: walking folders into the index service and keeping it fresh."""

@@ -1,7 +1,7 @@
 """One incremental refresh of a documents folder: walk, diff, extract what changed, stage, commit.
 
 Nothing becomes searchable until the single ``CommitCorpus`` at the end; a run that stops
-early (the folder vanished, the ranker or reader went away) commits nothing and sends no
+early (the folder vanished, the index or reader went away) commits nothing and sends no
 removals, so the previous index stays as it was.
 """
 
@@ -27,14 +27,15 @@ from orchestrator.corpus.scan import FileEntry, batches, id_prefix, plan, sha256
 
 logger = logging.getLogger(__name__)
 
-#: The ranker accepts at most this many documents per IndexDocuments call.
+#: The index accepts at most this many documents per IndexDocuments call.
 MAX_BATCH_DOCS = 512
 # Characters of markdown per IndexDocuments call: even at 4 UTF-8 bytes a character this keeps
 # a message well under the gRPC message cap (64 MiB on both ends).
 MAX_BATCH_CHARS = 8 * 1024 * 1024
 CALL_TIMEOUT_S = 60.0
-# Building the index of a large folder takes a while; queries are served meanwhile.
-COMMIT_TIMEOUT_S = 900.0
+# Building the index of a large folder takes a while (embedding every new passage once: about
+# 50 ms each on an idle core, over 1 s on the loaded 2-core box); queries are served meanwhile.
+COMMIT_TIMEOUT_S = 3600.0
 EXTRACT_ATTEMPTS = 3
 LOG_EVERY = 100
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
@@ -121,7 +122,7 @@ class _Run:
 
 
 class Indexer:
-    """Refreshes folders into the ranker's corpus; reads and extracts ``concurrency`` at once."""
+    """Refreshes folders into the index; reads and extracts ``concurrency`` at once."""
 
     def __init__(
         self,
@@ -143,7 +144,7 @@ class Indexer:
 
         Raises:
             FolderMissing: ``root`` is not a directory (checked before anything else).
-            CorpusError: the ranker failed before anything was staged (retry later).
+            CorpusError: the index failed before anything was staged (retry later).
         """
         start = time.monotonic()
         if not await _is_dir(root):
@@ -284,7 +285,7 @@ class Indexer:
         except CorpusError as err:
             if err.code != "RESOURCE_EXHAUSTED":
                 raise
-            # The ranker bounds staged text (a large first run): make what is staged searchable
+            # The index bounds staged text (a large first run): make what is staged searchable
             # (upserts only; removals still wait for the end of the run), then send the rest.
             logger.info("staging is full; committing what is staged", extra={"docs": len(docs)})
             await self._corpus.commit(timeout=COMMIT_TIMEOUT_S)

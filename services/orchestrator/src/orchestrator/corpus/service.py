@@ -21,7 +21,7 @@ from orchestrator.errors import ApiProblem
 
 logger = logging.getLogger(__name__)
 
-# Waits between attempts while the ranker is not answering yet (it may start after us).
+# Waits between attempts while the index is not answering yet (it may start after us).
 STARTUP_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 
 
@@ -29,7 +29,7 @@ def _all_failed(result: RefreshResult) -> bool:
     return result.counts.total > 0 and result.counts.failed == result.counts.total
 
 
-# GET /v1/corpus must answer promptly even when the ranker hangs.
+# GET /v1/corpus must answer promptly even when the index hangs.
 STATS_TIMEOUT_S = 10.0
 
 
@@ -64,7 +64,7 @@ class PathNotFound(ApiProblem):
 
 
 class CorpusUnavailable(ApiProblem):
-    """The ranker (which holds the corpus) cannot be reached."""
+    """The index service (which holds the corpus) cannot be reached."""
 
     status = 503
     title = "Corpus unavailable"
@@ -158,7 +158,7 @@ class CorpusService:
 
         Raises:
             PathNotFound: the folder vanished before the run started.
-            CorpusUnavailable: the ranker did not answer.
+            CorpusUnavailable: the index did not answer.
         """
         async with self._lock:
             try:
@@ -166,7 +166,7 @@ class CorpusService:
             except FolderMissing as err:
                 raise PathNotFound(str(err)) from None
             except CorpusError as err:
-                raise CorpusUnavailable(f"The ranker holding the corpus failed: {err}") from None
+                raise CorpusUnavailable(f"The index service failed: {err}") from None
             self.last = result
             return result
 
@@ -191,7 +191,7 @@ class CorpusService:
         try:
             docs = await self._corpus.list_documents("", timeout=STATS_TIMEOUT_S)
         except CorpusError as err:
-            raise CorpusUnavailable(f"The ranker holding the corpus failed: {err}") from None
+            raise CorpusUnavailable(f"The index service failed: {err}") from None
         last = self.last
         committed = last.stats if last is not None else None
         return {
@@ -206,7 +206,7 @@ class CorpusService:
         }
 
     async def run_background(self) -> None:
-        """Refresh CORPUS_DIR now (retrying while the ranker starts), then every rescan period.
+        """Refresh CORPUS_DIR now (retrying while the index starts), then every rescan period.
 
         Runs until cancelled (at shutdown); never raises otherwise.
         """

@@ -26,6 +26,22 @@ class Backend(Protocol):
         """A past conversation (the API's session object), or None."""
         ...
 
+    async def research(self, query: str, mode: str, progress: Progress) -> str:
+        """A deep-research run's report (Markdown, with its numbered sources)."""
+        ...
+
+
+def research_progress_line(kind: str, data: dict[str, Any]) -> str | None:
+    """One progress line for a research event, or None for the events not worth a line."""
+    if kind == "phase.started":
+        return f"Research phase: {data.get('phase')}."
+    if kind == "scope.completed":
+        titles = "; ".join(str(d.get("title")) for d in data.get("dimensions", []))
+        return f"Researching: {titles}."
+    if kind == "research.finding":
+        return f"Finding on {data.get('title')}: {_clip(str(data.get('key_finding', '')), 200)}"
+    return None
+
 
 class ToolError(Exception):
     """A failure to report to the MCP client as the tool's error text."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from typing import Any
 
@@ -16,14 +17,19 @@ from orchestrator.api.runtime import Runtime
 from orchestrator.corpus.indexer import Counts
 from orchestrator.errors import ApiProblem
 from orchestrator.events import EventSink, ResultCollector
-from orchestrator.mcp.backend import Progress, ToolError
+from orchestrator.mcp.backend import Progress, ToolError, research_progress_line
+from orchestrator.research.manager import ResearchManager
+from orchestrator.research.views import report_markdown
 
 
 class LocalBackend:
-    """Runs questions and refreshes through the running app's runtime."""
+    """Runs questions, research and refreshes through the running app's runtime."""
 
-    def __init__(self, runtime: Runtime, request: object = None) -> None:
+    def __init__(
+        self, runtime: Runtime, request: object = None, research: ResearchManager | None = None
+    ) -> None:
         self._runtime = runtime
+        self._research = research
         # The MCP call's HTTP request: the API's rate limits count tool calls like API calls.
         self._request = request if isinstance(request, Request) else None
 
@@ -92,3 +98,29 @@ class LocalBackend:
         """A conversation of this server, or None."""
         found = self._runtime.sessions.get(session_id)
         return None if found is None else found.to_json()
+
+    async def research(self, query: str, mode: str, progress: Progress) -> str:
+        """One research run to its end; the tool call going away cancels the run."""
+        await self._limit("research")
+        manager = self._research
+        if manager is None:
+            raise ToolError("Deep research is not available on this Quarry server.")
+        sources = list(self._runtime.deps.settings.default_sources())
+        try:
+            record = await manager.create(query, mode, None, sources)
+        except ApiProblem as err:  # the in-flight cap
+            raise ToolError(err.detail) from None
+        try:
+            async for event in manager.follow(record.id, -1, manager.heartbeat_s):
+                line = research_progress_line(event.type, event.data) if event else None
+                if line:
+                    await progress(line)
+        except asyncio.CancelledError:
+            with contextlib.suppress(ApiProblem):
+                await manager.cancel(record.id)
+            raise
+        final, state = await manager.record(record.id)
+        if final.status != "completed":
+            error = (state.error or {}).get("message", final.status)
+            raise ToolError(f"The research run ended {final.status}: {error}")
+        return report_markdown(final, state)

@@ -10,7 +10,7 @@ import httpx
 
 from orchestrator.api.chat_format import progress_line
 from orchestrator.events import Event, ResultCollector
-from orchestrator.mcp.backend import Progress, ToolError
+from orchestrator.mcp.backend import Progress, ToolError, research_progress_line
 
 NDJSON = {"Accept": "application/x-ndjson"}
 
@@ -81,6 +81,40 @@ class HttpBackend:
         if reply.status_code != 200:
             raise ToolError(_problem_text(reply))
         return reply.json()
+
+    async def research(self, query: str, mode: str, progress: Progress) -> str:
+        """POST /v1/research, follow its SSE stream, then GET the report."""
+        try:
+            return await self._research(query, mode, progress)
+        except httpx.TransportError as err:
+            raise ToolError(
+                f"Quarry's API at {self._client.base_url} is unreachable: {err}"
+            ) from None
+
+    async def _research(self, query: str, mode: str, progress: Progress) -> str:
+        started = await self._client.post("/v1/research", json={"query": query, "mode": mode})
+        if started.status_code != 202:
+            raise ToolError(_problem_text(started))
+        run_id = started.json()["research_id"]
+        fields: dict[str, str] = {}
+        last = ""
+        async with self._client.stream("GET", f"/v1/research/{run_id}/events") as reply:
+            async for line in reply.aiter_lines():
+                if line and not line.startswith(":"):
+                    key, _, value = line.partition(": ")
+                    fields[key] = value
+                elif not line and "event" in fields:
+                    last = fields["event"]
+                    text = research_progress_line(last, json.loads(fields.get("data", "{}")))
+                    fields = {}
+                    if text:
+                        await progress(text)
+        if last != "research.completed":
+            raise ToolError(f"The research run {run_id} did not complete ({last or 'no events'}).")
+        report = await self._client.get(f"/v1/research/{run_id}/report.md")
+        if report.status_code != 200:
+            raise ToolError(_problem_text(report))
+        return report.text
 
 
 def _problem_text(reply: httpx.Response) -> str:

@@ -31,6 +31,7 @@ Example: index(path="/home/me/notes")
 The folder must be under a root the Quarry server allows."""
 
 Source = Literal["web", "local"]
+Mode = Literal["deep-research", "due-diligence"]
 # The SDK's request context, typed for a server session (FastMCP injects it by annotation).
 Ctx = Context[ServerSession, object]
 
@@ -64,8 +65,8 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
         return format_answer(result)
 
     @mcp.tool(description=RESEARCH_DOC)
-    async def research(query: str, ctx: Ctx, mode: str = "deep-research") -> str:
-        raise ToolError("Deep research is not available on this Quarry server yet; use search.")
+    async def research(query: str, ctx: Ctx, mode: Mode = "deep-research") -> str:
+        return await backend_of(ctx).research(query, mode, reporter(ctx))
 
     @mcp.tool(description=INDEX_DOC)
     async def index(path: str, ctx: Ctx) -> str:

@@ -1,0 +1,98 @@
+"""Chunk a document and count its terms per chunk, with the shared analyser; pure.
+
+A document is analysed once, when it is staged: a commit then only maps terms to ids and
+merges postings, so committing a few changed files into a large corpus stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from ranker.analyzer import Analyzer
+from ranker.chunking import chunk_page
+from ranker.model import Page
+
+from index.types import Document, DocumentInfo
+
+Ints = npt.NDArray[np.int32]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Prepared:
+    """A document's listing entry, its texts as UTF-8 (what the index stores: the ``str``
+    forms are dropped after analysis, which halves a large staging's memory) and, per
+    chunk, its distinct terms and their counts.
+
+    ``chunk_text`` is every chunk back to back, ``chunk_sizes`` their byte lengths;
+    ``terms[i]`` occurs ``tfs[i]`` times in chunk ``term_chunk[i]`` (0-based within the
+    document); ``lengths`` count every token of a chunk, stop-words too, as RankChunks does.
+    """
+
+    info: DocumentInfo
+    markdown: bytes
+    chunk_text: bytes
+    chunk_sizes: Ints
+    lengths: Ints
+    terms: tuple[str, ...]
+    term_chunk: Ints
+    tfs: Ints
+
+    @property
+    def n_chunks(self) -> int:
+        """Chunks of the document."""
+        return len(self.lengths)
+
+
+def chunk_terms(analyzer: Analyzer, text: str) -> tuple[dict[str, int], int]:
+    """Term -> count of one text (as ``analyzer.terms`` would count them) and its length
+    in tokens; each distinct surface form is analysed once."""
+    tokens = analyzer.surface_tokens(text)
+    forms = Counter(tokens)
+    stems = analyzer.stems(t for t in forms if not analyzer.is_stopword(t))
+    counts: dict[str, int] = {}
+    for form, stem in stems.items():
+        counts[stem] = counts.get(stem, 0) + forms[form]
+    return counts, len(tokens)
+
+
+def titled(document: Document) -> str:
+    """The text to index: the markdown, led by the title as a heading unless the markdown
+    already opens with it, so a search for words of a title (often the file name) finds
+    the document even when its text never repeats them."""
+    title = " ".join(document.title.split())
+    words = " ".join(Analyzer.surface_tokens(title))
+    head = " ".join(Analyzer.surface_tokens(document.markdown[: 2 * len(title) + 200]))
+    if not words or f" {words} " in f" {head} ":
+        return document.markdown
+    return f"# {title}\n\n{document.markdown}"
+
+
+def prepare(analyzer: Analyzer, document: Document, chunk_words: int) -> Prepared:
+    """Chunk ``document`` (with its title, see :func:`titled`) as RankChunks chunks a page
+    and count each chunk's terms."""
+    page = Page(url=document.id, title=document.title, markdown=titled(document))
+    chunks = [c.text for c in chunk_page(page, chunk_words)]
+    lengths = np.zeros(len(chunks), np.int32)
+    terms: list[str] = []
+    term_chunk: list[int] = []
+    tfs: list[int] = []
+    for i, text in enumerate(chunks):
+        counts, lengths[i] = chunk_terms(analyzer, text)
+        terms += counts
+        tfs += counts.values()
+        term_chunk += [i] * len(counts)
+    encoded = [c.encode() for c in chunks]
+    d = document
+    return Prepared(
+        info=DocumentInfo(d.id, d.content_hash, d.size, d.mtime_ns, d.title, d.kind, len(chunks)),
+        markdown=d.markdown.encode(),
+        chunk_text=b"".join(encoded),
+        chunk_sizes=np.fromiter(map(len, encoded), np.int32, len(encoded)),
+        lengths=lengths,
+        terms=tuple(terms),
+        term_chunk=np.asarray(term_chunk, np.int32),
+        tfs=np.asarray(tfs, np.int32),
+    )

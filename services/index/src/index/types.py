@@ -1,0 +1,69 @@
+"""Domain types of the corpus (plain frozen dataclasses; no proto)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KINDS = frozenset({"html", "markdown", "text", "pdf"})
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A local document, already extracted to markdown; ``id`` is ``local:`` + its path."""
+
+    id: str
+    title: str
+    markdown: str
+    content_hash: str
+    size: int = 0
+    mtime_ns: int = 0
+    kind: str = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    """What the corpus knows about a document, without its text."""
+
+    id: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+    title: str
+    kind: str
+    chunks: int
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusStats:
+    """Sizes of the searchable index and how many staged changes wait for a commit."""
+
+    documents: int
+    chunks: int
+    pending: int
+    committed_at: str  # ISO 8601 UTC; empty if never committed
+    embedded: int = 0  # passages with a stored vector
+    embedding_model: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One document matching a query: its best chunk's score and a snippet of it."""
+
+    id: str
+    title: str
+    snippet: str
+    score: float
+    rank: int  # 1-based
+
+
+@dataclass(frozen=True, slots=True)
+class PassageHit:
+    """One passage for a set of queries: RRF of its BM25 and dense ranks (0: unranked)."""
+
+    document_id: str
+    document_title: str
+    text: str
+    index: int  # 0-based within its document
+    score: float
+    lexical_rank: int
+    dense_rank: int

@@ -1,0 +1,188 @@
+"""HTTP routes of deep research: /v1/research (start, list, show, follow, continue, resume,
+cancel, export). The runs live in the ResearchManager, opened with the app (`open_research`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, cast
+
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from orchestrator.api.models import Problem
+from orchestrator.api.ratelimit import enforce
+from orchestrator.api.research_models import ContinueRequest, EmptyRequest, ResearchRequest
+from orchestrator.api.routes import negotiate
+from orchestrator.api.runtime import Runtime
+from orchestrator.config import Settings
+from orchestrator.errors import ApiProblem, NotAcceptable, ResearchUnavailable
+from orchestrator.research.context import ResearchLLM
+from orchestrator.research.events import sse
+from orchestrator.research.manager import ResearchManager
+from orchestrator.research.views import report_markdown, summary, view
+from orchestrator.store.sqlite import SqliteStore
+
+logger = logging.getLogger(__name__)
+
+RUN_ID_PATTERN = r"^[0-9a-f]{32}$"
+_PROBLEMS: dict[int | str, dict[str, Any]] = {
+    code: {"model": Problem, "content": {"application/problem+json": {}}}
+    for code in (400, 404, 406, 409, 413, 415, 422, 429, 503)
+}
+
+
+@asynccontextmanager
+async def open_research(
+    settings: Settings, runtime: Runtime
+) -> AsyncIterator[ResearchManager | None]:
+    """The research manager over the SQLite store; None when the Brain cannot do research."""
+    brain = runtime.deps.brain
+    if not (hasattr(brain, "structured") and hasattr(brain, "stream")):
+        yield None
+        return
+    store = await SqliteStore.open(settings.data_dir)
+    manager = ResearchManager(store, runtime.deps, cast(ResearchLLM, brain), runtime.sessions)
+    try:
+        await manager.start()
+        yield manager
+    finally:
+        try:
+            await manager.aclose()
+        finally:
+            await store.close()
+
+
+def get_manager(request: Request) -> ResearchManager:
+    """The app's research manager.
+
+    Raises:
+        ResearchUnavailable: the app has none.
+    """
+    manager: ResearchManager | None = getattr(request.app.state, "research", None)
+    if manager is None:
+        raise ResearchUnavailable("Deep research is not available on this server.")
+    return manager
+
+
+ManagerDep = Annotated[ResearchManager, Depends(get_manager)]
+RunId = Annotated[str, Path(pattern=RUN_ID_PATTERN)]
+
+router = APIRouter(prefix="/v1/research", tags=["research"])
+
+
+class BadLastEventId(ApiProblem):
+    """Last-Event-ID is not a sequence number."""
+
+
+def _after(header: str | None, query: int | None) -> int:
+    if query is not None:
+        return query
+    if header is None or not header.strip():
+        return -1
+    try:
+        return max(int(header.strip()), -1)
+    except ValueError:
+        raise BadLastEventId("Last-Event-ID must be an event's id (a whole number).") from None
+
+
+@router.post("", status_code=202, responses=_PROBLEMS)
+async def start(body: ResearchRequest, request: Request, manager: ManagerDep) -> dict[str, Any]:
+    """Start a research run; follow it at ``events_url``."""
+    await enforce(request, "research")  # per-client rate (429) before the in-flight cap (429)
+    runtime: Runtime = request.app.state.runtime
+    asked: list[str] = list(body.options.sources or [])
+    sources = asked or list(runtime.deps.settings.default_sources())
+    record = await manager.create(
+        body.query, body.mode, body.session_id, list(dict.fromkeys(sources))
+    )
+    return {
+        "research_id": record.id,
+        "status": record.status,
+        "events_url": f"/v1/research/{record.id}/events",
+    }
+
+
+@router.get("", responses=_PROBLEMS)
+async def list_runs(
+    manager: ManagerDep,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> dict[str, Any]:
+    """Research runs, newest first."""
+    records, total = await manager.list_runs(limit, offset)
+    return {"runs": [summary(r) for r in records], "total": total, "limit": limit, "offset": offset}
+
+
+@router.get("/{run_id}", responses=_PROBLEMS)
+async def show(run_id: RunId, manager: ManagerDep) -> dict[str, Any]:
+    """A run's status and state (the polling fallback to the event stream)."""
+    record, state = await manager.record(run_id)
+    return view(record, state)
+
+
+@router.get(
+    "/{run_id}/events",
+    responses={200: {"content": {"text/event-stream": {}}}, **_PROBLEMS},
+    response_class=StreamingResponse,
+)
+async def events(
+    run_id: RunId,
+    manager: ManagerDep,
+    accept: Annotated[str | None, Header()] = None,
+    last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    last_event_id: Annotated[int | None, Query(ge=-1)] = None,
+) -> StreamingResponse:
+    """The run's events as SSE, after ``Last-Event-ID``; a heartbeat comment when idle."""
+    if negotiate(accept) != "sse":
+        raise NotAcceptable("The event stream is text/event-stream only.")
+    after = _after(last_event_id_header, last_event_id)
+    await manager.record(run_id)  # 404 before the stream starts
+    heartbeat = manager.heartbeat_s
+
+    async def body() -> AsyncIterator[bytes]:
+        async for event in manager.follow(run_id, after, heartbeat):
+            yield b": heartbeat\n\n" if event is None else sse(event)
+
+    return StreamingResponse(
+        body(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.post("/{run_id}/continue", responses=_PROBLEMS)
+async def continue_run(
+    run_id: RunId, manager: ManagerDep, body: ContinueRequest | None = None
+) -> dict[str, Any]:
+    """End the plan review now (with edited dimensions, if given)."""
+    record, state = await manager.continue_(run_id, body.dimensions if body else None)
+    return view(record, state)
+
+
+@router.post("/{run_id}/resume", status_code=202, responses=_PROBLEMS)
+async def resume(
+    run_id: RunId, manager: ManagerDep, body: EmptyRequest | None = None
+) -> dict[str, Any]:
+    """Restart an interrupted or failed run from its last completed phase."""
+    record, state = await manager.resume(run_id)
+    return view(record, state)
+
+
+@router.delete("/{run_id}", responses=_PROBLEMS)
+async def cancel(run_id: RunId, manager: ManagerDep) -> JSONResponse:
+    """Cancel a running run; the partial report and findings are kept."""
+    record, state = await manager.cancel(run_id)
+    return JSONResponse(view(record, state))
+
+
+@router.get("/{run_id}/report.md", responses={200: {"content": {"text/markdown": {}}}, **_PROBLEMS})
+async def report(run_id: RunId, manager: ManagerDep) -> Response:
+    """The report so far as Markdown."""
+    record, state = await manager.record(run_id)
+    return Response(
+        report_markdown(record, state),
+        media_type="text/markdown; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="research-{run_id}.md"'},
+    )

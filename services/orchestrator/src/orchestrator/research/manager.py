@@ -1,0 +1,317 @@
+"""The research runs of this process: start, follow, continue, cancel, resume, expire.
+
+At start, runs a previous process left ``running`` are marked ``interrupted`` (with a `state`
+event, so a client reconnecting learns it); at stop, the live runs are interrupted the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+
+from orchestrator.agent.state import Deps
+from orchestrator.errors import ResearchConflict, ResearchNotFound, TooManyResearchRuns
+from orchestrator.research.context import ResearchLLM
+from orchestrator.research.phases import dimension_list, replace_dimensions
+from orchestrator.research.runner import ResearchRun
+from orchestrator.research.state import ResearchState
+from orchestrator.research.views import compacted
+from orchestrator.sessions import SessionStore, Turn
+from orchestrator.store.base import ResearchStore, RunRecord, StoredEvent
+
+logger = logging.getLogger(__name__)
+
+# What a client at the cap is told to wait: about one phase of a run on a small model.
+RETRY_AFTER_S = 30
+EVENT_PAGE = 500
+EARLIER_CHARS = 2000
+RESUMABLE = frozenset({"interrupted", "failed"})
+
+
+class ResearchManager:
+    """Owns the live runs and the store; one per app."""
+
+    def __init__(
+        self, store: ResearchStore, deps: Deps, llm: ResearchLLM, sessions: SessionStore
+    ) -> None:
+        self.store = store
+        self._deps = deps
+        self._llm = llm
+        self._sessions = sessions
+        self._settings = deps.settings
+        self._live: dict[str, ResearchRun] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._sweeper: asyncio.Task[None] | None = None
+        self._starting = 0  # runs admitted but not yet live (their row is being written)
+        self._resuming: set[str] = set()
+
+    async def start(self) -> None:
+        """Mark runs left running by a previous process; start the TTL sweeper."""
+        for record in await self.store.runs_with_status("running"):
+            now = time.time()
+            seq = record.last_seq + 1
+            event = StoredEvent(seq, "state", {"status": "interrupted", "phase": record.phase})
+            marked = dataclasses.replace(
+                record, status="interrupted", updated_at=now, finished_at=now, last_seq=seq
+            )
+            await self.store.save(marked, [event])
+            logger.info("research run interrupted by a restart", extra={"research_id": record.id})
+        if self._settings.research_ttl_s > 0:
+            self._sweeper = asyncio.create_task(self._sweep())
+
+    async def aclose(self) -> None:
+        """Interrupt the live runs (each saves its state) and stop the sweeper."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            tasks.append(self._sweeper)
+        if tasks:
+            await asyncio.wait(tasks)
+
+    async def _sweep(self) -> None:
+        ttl = self._settings.research_ttl_s
+        while True:
+            await asyncio.sleep(min(60.0, max(ttl / 2, 0.05)))
+            try:
+                removed = await self.store.expire(time.time() - ttl)
+            except Exception:
+                logger.exception("expiring research runs failed")
+                continue
+            if removed:
+                logger.info("research runs expired", extra={"count": removed})
+
+    def _admit(self) -> None:
+        cap = self._settings.research_max_inflight
+        if len(self._live) + self._starting >= cap:
+            raise TooManyResearchRuns(
+                f"{cap} research runs are already in flight; try again later.", RETRY_AFTER_S
+            )
+
+    def _expired(self, record: RunRecord) -> bool:
+        ttl = self._settings.research_ttl_s
+        return bool(ttl and record.finished_at and record.finished_at < time.time() - ttl)
+
+    async def record(self, run_id: str) -> tuple[RunRecord, ResearchState]:
+        """The run as it is now (live or stored).
+
+        Raises:
+            ResearchNotFound: no such run, or it expired.
+        """
+        live = self._live.get(run_id)
+        if live is not None:
+            return live.snapshot(), live.state
+        stored = await self.store.get_run(run_id)
+        if stored is None or self._expired(stored):
+            raise ResearchNotFound(f"No research run {run_id!r} (it may have expired).")
+        return stored, ResearchState.model_validate(stored.state)
+
+    async def list_runs(self, limit: int, offset: int) -> tuple[list[RunRecord], int]:
+        """A page of runs, newest first (live ones as they are now)."""
+        records, total = await self.store.list_runs(limit, offset)
+        out = [self._live[r.id].snapshot() if r.id in self._live else r for r in records]
+        return out, total
+
+    def _earlier(self, session_id: str | None) -> str:
+        session = self._sessions.get(session_id) if session_id else None
+        if session is None or not session.turns:
+            return ""
+        turn = session.turns[-1]
+        return f"Question: {turn.question}\n{turn.answer}"[:EARLIER_CHARS]
+
+    async def create(
+        self, query: str, mode: str, session_id: str | None, sources: Sequence[str]
+    ) -> RunRecord:
+        """Store and start a new run.
+
+        Raises:
+            TooManyResearchRuns: the in-flight cap is reached.
+        """
+        now = time.time()
+        state = ResearchState(sources_opt=list(sources))
+        record = RunRecord(
+            id=uuid.uuid4().hex,
+            query=query,
+            mode=mode,
+            status="running",
+            phase=None,
+            session_id=session_id,
+            state=state.model_dump(mode="json"),
+            created_at=now,
+            updated_at=now,
+        )
+        self._admit()
+        self._starting += 1
+        try:
+            await self.store.create_run(record)
+        finally:
+            self._starting -= 1
+        self._launch(record)
+        return record
+
+    def _launch(self, record: RunRecord) -> None:
+        run = ResearchRun(
+            record, self._deps, self._llm, self.store, earlier=self._earlier(record.session_id)
+        )
+        self._live[record.id] = run
+        task = asyncio.create_task(self._execute(run), name=f"research-{record.id}")
+        run.task = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _execute(self, run: ResearchRun) -> None:
+        try:
+            await run.execute()
+        except Exception:
+            logger.exception("research run ended badly", extra={"research_id": run.record.id})
+        finally:
+            if self._live.get(run.record.id) is run:
+                del self._live[run.record.id]
+        if run.status == "completed" and run.record.session_id:
+            await self._add_turn(run)
+
+    async def _add_turn(self, run: ResearchRun) -> None:
+        session_id = run.record.session_id or ""
+        sources = tuple(s.public() for s in run.state.sources)
+        turn = Turn(
+            run.record.query,
+            compacted(run.record.query, run.state),
+            sources,
+            "answered",
+            time.time(),
+        )
+        async with self._sessions.use(session_id) as session:
+            self._sessions.add_turn(session, turn)
+
+    @property
+    def heartbeat_s(self) -> float:
+        """Seconds of silence before an event stream sends a heartbeat comment."""
+        return self._settings.research_heartbeat_s
+
+    async def cancel(self, run_id: str) -> tuple[RunRecord, ResearchState]:
+        """Stop a live run; its partial report stays.
+
+        Raises:
+            ResearchNotFound: no such run.
+            ResearchConflict: the run is not running.
+        """
+        run = self._live.get(run_id)
+        if run is None or run.task is None:
+            record, _ = await self.record(run_id)
+            raise ResearchConflict(
+                f"The run is {record.status}; only a running run can be cancelled."
+            )
+        run.cancel_requested = True
+        run.task.cancel()
+        await asyncio.wait([run.task])
+        return run.snapshot(), run.state
+
+    async def continue_(
+        self, run_id: str, dimensions: list[str] | None
+    ) -> tuple[RunRecord, ResearchState]:
+        """End the plan review now, optionally with the client's dimensions.
+
+        Raises:
+            ResearchNotFound: no such run.
+            ResearchConflict: the run is not in its plan review.
+        """
+        run = self._live.get(run_id)
+        if run is None or run.ctx.phase != "plan_review" or run.state.reviewed:
+            await self.record(run_id)
+            raise ResearchConflict("The run is not in its plan review.")
+        if dimensions:
+            replace_dimensions(run.state, dimensions)
+            run.ctx.emit(
+                "scope.completed",
+                {
+                    "brief": run.state.brief,
+                    "dimensions": dimension_list(run.state),
+                    "used_default": False,
+                    "review_s": 0,
+                    "edited": True,
+                },
+            )
+        run.continued.set()
+        return run.snapshot(), run.state
+
+    async def resume(self, run_id: str) -> tuple[RunRecord, ResearchState]:
+        """Restart an interrupted or failed run from its last completed phase.
+
+        Raises:
+            ResearchNotFound: no such run.
+            ResearchConflict: the run is not interrupted or failed.
+            TooManyResearchRuns: the in-flight cap is reached.
+        """
+        if run_id in self._live or run_id in self._resuming:
+            raise ResearchConflict("The run is running.")
+        record, state = await self.record(run_id)
+        if run_id in self._live or run_id in self._resuming:  # resumed while we read it
+            raise ResearchConflict("The run is running.")
+        if record.status not in RESUMABLE:
+            raise ResearchConflict(
+                f"The run is {record.status}; only an interrupted or failed run resumes."
+            )
+        self._admit()
+        state.error = None
+        resumed = dataclasses.replace(
+            record, status="running", finished_at=None, state=state.model_dump(mode="json")
+        )
+        self._starting += 1
+        self._resuming.add(run_id)
+        try:  # running again at once: the TTL sweeper must not take it meanwhile
+            await self.store.save(resumed, [])
+        finally:
+            self._starting -= 1
+            self._resuming.discard(run_id)
+        self._launch(resumed)
+        run = self._live[run_id]
+        return run.snapshot(), run.state
+
+    async def follow(
+        self, run_id: str, after: int, heartbeat_s: float
+    ) -> AsyncIterator[StoredEvent | None]:
+        """The run's events after ``after``: stored ones, then live ones as they are saved.
+
+        Yields None when nothing happened for ``heartbeat_s``. Ends after the run's last event.
+
+        Raises:
+            ResearchNotFound: no such run.
+        """
+        run = self._live.get(run_id)
+        if run is None:
+            await self.record(run_id)
+            async for event in self._replay(run_id, after, None):
+                yield event
+            return
+        log = run.log
+        if after + 1 < log.base_seq:
+            async for event in self._replay(run_id, after, log.base_seq - 1):
+                yield event
+            after = log.base_seq - 1
+        while True:
+            token = log.token()
+            for event in log.readable_after(after):
+                yield event
+                after = event.seq
+            if log.done_after(after):
+                return
+            if not await log.wait(token, heartbeat_s):
+                yield None
+
+    async def _replay(
+        self, run_id: str, after: int, upto: int | None
+    ) -> AsyncIterator[StoredEvent]:
+        while True:
+            page = await self.store.events_after(run_id, after, EVENT_PAGE)
+            for event in page:
+                if upto is not None and event.seq > upto:
+                    return
+                yield event
+                after = event.seq
+            if len(page) < EVENT_PAGE:
+                return

@@ -1,0 +1,1 @@
+"""The orchestrator's embedded database: a store interface and its SQLite implementation."""

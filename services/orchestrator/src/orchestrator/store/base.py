@@ -1,0 +1,73 @@
+"""What the orchestrator needs from a database, as a protocol (SQLite today; see README)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """One event of a research run: ``seq`` counts from 0 within the run, with no gaps."""
+
+    seq: int
+    type: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A research run's row: identity, status and its whole state (a JSON object)."""
+
+    id: str
+    query: str
+    mode: str
+    status: str
+    phase: str | None
+    session_id: str | None
+    state: dict[str, Any]
+    created_at: float
+    updated_at: float
+    finished_at: float | None = None
+    last_seq: int = -1
+
+
+class ResearchStore(Protocol):
+    """Research runs and their event logs.
+
+    Every method is one transaction. A shared database (several orchestrators) needs the same
+    operations; ``save`` must then also check that the caller still owns the run (a lease).
+    """
+
+    async def create_run(self, run: RunRecord) -> None:
+        """Insert a new run."""
+        ...
+
+    async def save(self, run: RunRecord, events: Sequence[StoredEvent]) -> None:
+        """Update the run's row and append ``events``, atomically."""
+        ...
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        """The run, or None."""
+        ...
+
+    async def list_runs(self, limit: int, offset: int) -> tuple[list[RunRecord], int]:
+        """A page of runs, newest first, and the total number of runs."""
+        ...
+
+    async def events_after(self, run_id: str, after: int, limit: int) -> list[StoredEvent]:
+        """Up to ``limit`` events with ``seq > after``, in order."""
+        ...
+
+    async def runs_with_status(self, status: str) -> list[RunRecord]:
+        """Every run whose status is ``status`` (e.g. runs left ``running`` by a crash)."""
+        ...
+
+    async def expire(self, finished_before: float) -> int:
+        """Delete runs (and their events) that finished before the given time; how many."""
+        ...
+
+    async def close(self) -> None:
+        """Release the database."""
+        ...
