@@ -102,7 +102,7 @@ def test_a_question_asked_while_the_model_loads_waits_and_answers(
             name: stack.enter_context(
                 process([sys.executable, "-m", name], env_all, tmp_path / f"{name}.log")
             )
-            for name in ("reader", "ranker", "orchestrator")
+            for name in ("reader", "ranker", "index", "orchestrator")
         }
         api = f"http://127.0.0.1:{ports['orchestrator']}"
         wait_http(f"{api}/healthz", procs["orchestrator"], tmp_path / "orchestrator.log", 120)
