@@ -171,6 +171,7 @@ class ScriptedBrain:
     inflight: int = 0
     conversed: list[str] = field(default_factory=list)
     details: list[str | None] = field(default_factory=list)
+    answered: list[list[Evidence]] = field(default_factory=list)
 
     def _check_up(self) -> None:
         if self.fail:
@@ -216,6 +217,7 @@ class ScriptedBrain:
     ) -> AsyncIterator[str]:
         self._check_up()
         self.details.append(detail)
+        self.answered.append(list(sources))
         self.inflight += 1
         try:
             for word in self.answer_text.split(" "):

@@ -33,12 +33,16 @@ class ModeProfile:
     max_rounds: int | None
     # Result URLs kept after ranking (and read); None: ORCHESTRATOR_TOP_URLS.
     top_urls: int | None
-    # Passages given to the judge and the answer; None: ORCHESTRATOR_CHUNK_TOP_K.
+    # Chunks given to the judge and the answer with ORCHESTRATOR_EVIDENCE=chunk_per_url;
+    # None: ORCHESTRATOR_CHUNK_TOP_K.
     evidence_sources: int | None
-    # Characters of each source shown to the LLM.
+    # Characters of each source shown to the LLM (a cap on top of the token budget).
     source_chars: int
-    # Tokens of evidence (ORCHESTRATOR_EVIDENCE=passages); None: the setting's budget.
+    # Tokens of evidence (ORCHESTRATOR_EVIDENCE=passages), capping the setting's; None: the
+    # setting's budget.
     evidence_tokens: int | None = None
+    # Search snippets kept beside the passages; None: ORCHESTRATOR_EVIDENCE_SNIPPETS.
+    evidence_snippets: int | None = None
 
 
 PROFILES: dict[Mode, ModeProfile] = {
@@ -53,6 +57,7 @@ PROFILES: dict[Mode, ModeProfile] = {
         source_chars=900,
         # Prompt processing is ~25 ms a token for the embedded 1.5B model on two cores.
         evidence_tokens=900,
+        evidence_snippets=1,
     ),
     "balanced": ModeProfile(
         "balanced",
@@ -62,6 +67,8 @@ PROFILES: dict[Mode, ModeProfile] = {
         max_rounds=None,
         top_urls=None,
         evidence_sources=None,
+        evidence_tokens=None,
+        evidence_snippets=None,
         source_chars=2000,
     ),
     "quality": ModeProfile(
@@ -72,6 +79,8 @@ PROFILES: dict[Mode, ModeProfile] = {
         max_rounds=5,
         top_urls=15,
         evidence_sources=12,
+        evidence_tokens=None,
+        evidence_snippets=None,
         source_chars=2000,
     ),
 }

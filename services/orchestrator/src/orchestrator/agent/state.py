@@ -156,7 +156,10 @@ class RunState:
         """The snippets kept as evidence beside passages (none for chunk_per_url)."""
         if self.settings.evidence != "passages":
             return []
-        return evidence.snippets_for(self.hits, self.settings.evidence_snippets)
+        count = self.profile.evidence_snippets
+        return evidence.snippets_for(
+            self.hits, self.settings.evidence_snippets if count is None else count
+        )
 
     def evidence_budget(self) -> int:
         """Tokens of evidence for this run: the setting's budget, capped by the mode's."""
@@ -184,12 +187,10 @@ class RunState:
         """Chunks when any page was read, else snippets."""
         return self.chunk_evidence() or self.snippets(self.top_urls)
 
-    def clip(self, evidence: Sequence[Evidence]) -> list[Evidence]:
+    def clip(self, items: Sequence[Evidence]) -> list[Evidence]:
         """``evidence`` with each text cut to the mode's per-source size (what the LLM sees)."""
         limit = self.profile.source_chars
-        return [
-            e if len(e.text) <= limit else replace(e, text=_cut(e.text, limit)) for e in evidence
-        ]
+        return [e if len(e.text) <= limit else replace(e, text=_cut(e.text, limit)) for e in items]
 
     @contextmanager
     def stage(self, name: str, **attributes: Any) -> Iterator[trace.Span]:
