@@ -189,7 +189,9 @@ def corpus_env(root: Path, data_dir: Path, search_ok: bool) -> tuple[dict[str, s
 
     With no reachable SearXNG and no CORPUS_DIR, Quarry answers from its own documentation.
     """
-    env = {"ORCHESTRATOR_CORPUS_ALLOW_ANY_PATH": "true"}
+    # `quarry index` of a folder outside CORPUS_DIR asks its user first, then the server (same
+    # user, same machine) honours that answer; nothing outside is ever indexed silently.
+    env = {"ORCHESTRATOR_CORPUS_ALLOW_OUTSIDE": "true"}
     corpus = os.environ.get("CORPUS_DIR", "")
     if corpus:
         env["CORPUS_DIR"] = str(Path(corpus).resolve())

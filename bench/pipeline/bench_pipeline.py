@@ -216,6 +216,9 @@ async def stack(**settings: Any) -> AsyncIterator[tuple[str, FakeLLM, int]]:
             "ORCHESTRATOR_READER_MAX_INFLIGHT": "64",
             "ORCHESTRATOR_SEARXNG_MAX_INFLIGHT": "64",
             "ORCHESTRATOR_RANKER_MAX_INFLIGHT": "64",
+            # One benchmark client is many simulated users: no per-client limits.
+            "ORCHESTRATOR_RATE_QUESTIONS": "off",
+            "ORCHESTRATOR_MAX_CLIENT_CONNECTIONS": "10000",
             **{f"ORCHESTRATOR_{k.upper()}": str(v) for k, v in settings.items()},
         }
         proc = await asyncio.create_subprocess_exec(

@@ -43,6 +43,8 @@ SLOW_READS = {
     "ORCHESTRATOR_READ_BATCH_TIMEOUT_S": "150",
 }
 BUDGET = {"ORCHESTRATOR_QUESTION_BUDGET_S": "240", "ORCHESTRATOR_SYNTHESIS_RESERVE_S": "60"}
+# The suite asks more questions a minute than one person would (the default is 10/minute).
+RATES = {"ORCHESTRATOR_RATE_QUESTIONS": "600/minute", "ORCHESTRATOR_RATE_INDEXING": "600/minute"}
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -180,6 +182,7 @@ def stack_env(workdir: Path, searx: str, **extra: str) -> tuple[dict[str, str], 
         **FAST_LLM,
         **SLOW_READS,
         **BUDGET,
+        **RATES,
     )
     env.update(extra)
     return env, ports

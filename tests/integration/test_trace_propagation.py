@@ -72,7 +72,9 @@ async def _traced_stack(exporter: InMemorySpanExporter) -> AsyncIterator[httpx.A
             FastAPIInstrumentor.instrument_app(app, tracer_provider=tel.provider)
             async with app.router.lifespan_context(app):
                 transport = httpx.ASGITransport(app=app)
-                async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+                async with httpx.AsyncClient(
+                    transport=transport, base_url="http://localhost"
+                ) as client:
                     yield client
     finally:
         await reader.stop(0)

@@ -26,3 +26,4 @@ def test_secrets_are_left_empty() -> None:
     entries = _entries()
     assert entries["SEARXNG_SECRET"] == ""
     assert entries["LLM_API_KEY"] == ""
+    assert entries["ORCHESTRATOR_API_TOKENS"] == ""

@@ -20,7 +20,8 @@ def test_offline_without_corpus_dir_stages_the_project_docs(
     staged = tmp_path / "project-docs"
     assert env["CORPUS_DIR"] == str(staged)
     assert env["ORCHESTRATOR_SOURCES"] == "local"
-    assert env["ORCHESTRATOR_CORPUS_ALLOW_ANY_PATH"] == "true"
+    assert env["ORCHESTRATOR_CORPUS_ALLOW_OUTSIDE"] == "true"
+    assert "ORCHESTRATOR_CORPUS_ALLOW_ANY_PATH" not in env  # never index silently
     assert (staged / "README.md").read_bytes() == (ROOT / "README.md").read_bytes()
     assert (staged / "docs" / "api.md").is_file()
     # mtimes are kept, so an unchanged document is not even re-hashed at the next start

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import signal
+import sys
 from types import FrameType
 
 import uvicorn
 from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 from quarry_common import logconfig, telemetry
-from quarry_common.settings import load_settings
+from quarry_common.settings import EXIT_BAD_CONFIG, load_settings
 
+from orchestrator.api.security import ConfigError, check_bind, load_tokens
+from orchestrator.api.server import server_config
 from orchestrator.app import create_app
 from orchestrator.config import Settings
 
@@ -26,17 +29,17 @@ class _Server(uvicorn.Server):
 def main() -> None:
     """Load settings, configure logging and tracing, serve HTTP until SIGTERM."""
     settings = load_settings(Settings)
+    try:
+        tokens = load_tokens(settings)
+        check_bind(settings, tokens)
+    except ConfigError as err:
+        sys.stderr.write(f"invalid configuration: {err}\n")
+        raise SystemExit(EXIT_BAD_CONFIG) from None
     logconfig.configure("orchestrator", settings.log_level)
     tel = telemetry.setup("orchestrator", instruments=("grpc_client", "httpx"))
-    app = create_app(settings)
+    app = create_app(settings, tokens=tokens)
     FastAPIInstrumentor.instrument_app(app, excluded_urls="healthz,readyz")
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_config=None,
-        timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_s)),
-    )
+    config = server_config(app, settings)
     try:
         _Server(config).run()
     finally:

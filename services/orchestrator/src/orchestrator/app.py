@@ -12,11 +12,16 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from orchestrator.api.corpus_routes import router as corpus_router
+from orchestrator.api.openai_routes import router as openai_router
 from orchestrator.api.problems import BodyGuard, install_problem_handlers
+from orchestrator.api.ratelimit import RateLimiter
 from orchestrator.api.routes import router
 from orchestrator.api.runtime import Probe, Runtime, RuntimeFactory, production_runtime
+from orchestrator.api.security import install_security, load_tokens
 from orchestrator.config import Settings
 from orchestrator.events import API_VERSION
+from orchestrator.mcp.local import LocalBackend
+from orchestrator.mcp.server import build_mcp
 
 logger = logging.getLogger(__name__)
 
@@ -42,15 +47,36 @@ async def _probe(name: str, probe: Probe, timeout: float) -> bool:
         return False
 
 
-def create_app(settings: Settings, runtime_factory: RuntimeFactory | None = None) -> FastAPI:
-    """Build the HTTP API for ``settings``; ``runtime_factory`` lets tests inject dependencies."""
+def create_app(
+    settings: Settings,
+    runtime_factory: RuntimeFactory | None = None,
+    tokens: tuple[str, ...] | None = None,
+) -> FastAPI:
+    """Build the HTTP API for ``settings``; ``runtime_factory`` lets tests inject dependencies.
+
+    ``tokens`` are the API's bearer tokens (``None``: read them from ``settings``).
+
+    Raises:
+        ConfigError: the token settings are unusable (see ``security.load_tokens``).
+    """
     factory = runtime_factory or production_runtime
+    tokens = load_tokens(settings) if tokens is None else tokens
+
+    # MCP over streamable HTTP at /mcp: its tools run in this process, on the app's runtime.
+    mcp = build_mcp(
+        lambda ctx: LocalBackend(app.state.runtime, ctx.request_context.request if ctx else None)
+    )
+    mcp_routes = mcp.streamable_http_app().routes
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with factory(settings) as runtime:
-            app.state.runtime = runtime
-            yield
+        app.state.rate_limiter = limiter = RateLimiter(settings)
+        try:
+            async with factory(settings) as runtime, mcp.session_manager.run():
+                app.state.runtime = runtime
+                yield
+        finally:
+            await limiter.aclose()
 
     app = FastAPI(
         title="Quarry",
@@ -60,8 +86,12 @@ def create_app(settings: Settings, runtime_factory: RuntimeFactory | None = None
     )
     install_problem_handlers(app)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
+    # Access control (Host allow-list, CORS, tokens) wraps everything, the body guard included.
+    install_security(app, settings, tokens)
     app.include_router(router)
     app.include_router(corpus_router)
+    app.include_router(openai_router)
+    app.router.routes.extend(mcp_routes)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:

@@ -195,6 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("QUARRY_URL", DEFAULT_URL),
         help="orchestrator base URL (env QUARRY_URL; default %(default)s)",
     )
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("QUARRY_API_TOKEN", ""),
+        help="bearer token for a server with ORCHESTRATOR_API_TOKENS set (env QUARRY_API_TOKEN)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     ask = sub.add_parser("ask", help="ask a question; the answer streams to stdout")
     ask.add_argument("question", help="the question (1-2000 characters)")
@@ -204,6 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     ask.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds")
     cli_index.add_parser(sub)
+    sub.add_parser(
+        "mcp",
+        help="serve Quarry's MCP tools over stdio (for assistants that launch it); the tools "
+        "call the API at --url, with the token in QUARRY_API_TOKEN",
+    )
     return parser
 
 
@@ -214,9 +224,15 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     if args.command == "ask" and not args.question.strip():
         sys.stderr.write("quarry: the question is empty\n")
         return EXIT_USAGE
+    if args.command == "mcp":
+        # Imported here: `quarry ask` should not pay for loading the MCP SDK.
+        from orchestrator.mcp.stdio import run_stdio
+
+        return run_stdio(args.url, os.environ.get("QUARRY_API_TOKEN", ""))
     timeout = httpx.Timeout(args.timeout, connect=5.0)
     try:
-        with httpx.Client(base_url=args.url, timeout=timeout) as client:
+        headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
+        with httpx.Client(base_url=args.url, timeout=timeout, headers=headers) as client:
             if args.command == "index":
                 return cli_index.run_index(client, args, stdout)
             if args.json:

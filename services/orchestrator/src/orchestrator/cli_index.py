@@ -1,8 +1,10 @@
 """`quarry index [PATH]`: refresh the server's local documents and show the progress.
 
 The folder is indexed by the server (it reads the files), so PATH must be a folder the server
-can see: CORPUS_DIR or inside it, or anywhere with ORCHESTRATOR_CORPUS_ALLOW_ANY_PATH=true
-(`make run` sets it: the server runs as the same user on the same machine).
+can see. The server indexes CORPUS_DIR and ORCHESTRATOR_CORPUS_ROOTS freely; a folder outside
+them is never indexed silently: on a terminal the command asks first, elsewhere it needs
+``--allow-outside`` (and the server must allow it: ORCHESTRATOR_CORPUS_ALLOW_OUTSIDE=true,
+which `make run` sets).
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ def add_parser(sub: Any) -> None:
     index = sub.add_parser("index", help="index a folder of documents on the server")
     index.add_argument(
         "path", nargs="?", default=None, help="folder to index (default: the server's CORPUS_DIR)"
+    )
+    index.add_argument(
+        "--allow-outside",
+        action="store_true",
+        help="index PATH even if it is outside the server's corpus roots, without asking",
     )
     index.add_argument("--json", action="store_true", help="print the final counts as JSON")
     index.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
@@ -66,22 +73,74 @@ def _worth_showing(counts: dict[str, Any], shown: int, tty: bool) -> bool:
     return done - shown >= max(1, total // 20)
 
 
-def _body(args: argparse.Namespace) -> dict[str, Any]:
-    return {"path": str(Path(args.path).absolute())} if args.path else {}
+def _body(args: argparse.Namespace, allow_outside: bool) -> dict[str, Any]:
+    if not args.path:
+        return {}
+    body: dict[str, Any] = {"path": str(Path(args.path).absolute())}
+    if allow_outside:
+        body["allow_outside"] = True
+    return body
 
 
-def run_index(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> int:
-    """Call POST /v1/corpus/refresh, render progress on stderr, print the final counts."""
+def _outside_roots(reply: httpx.Response) -> bool:
+    try:
+        body = reply.json()
+    except ValueError:
+        return False
+    return (
+        reply.status_code == 403 and isinstance(body, dict) and body.get("code") == "outside_roots"
+    )
+
+
+def _confirm(path: str, detail: str, stdin: TextIO) -> bool:
+    """Ask on the terminal whether to index a folder outside the roots (default: no)."""
+    sys.stderr.write(f"quarry: {detail}\nIndex {path} anyway? [y/N] ")
+    sys.stderr.flush()
+    answer = stdin.readline().strip().lower()
+    return answer in ("y", "yes")
+
+
+def run_index(
+    client: httpx.Client, args: argparse.Namespace, out: TextIO, stdin: TextIO | None = None
+) -> int:
+    """Call POST /v1/corpus/refresh, render progress on stderr, print the final counts.
+
+    A folder outside the server's roots is sent again with ``allow_outside`` only after the user
+    said yes on a terminal, or with ``--allow-outside``.
+    """
+    stdin = stdin or sys.stdin
+    status = _refresh(client, args, out, allow_outside=args.allow_outside)
+    if isinstance(status, httpx.Response):
+        reply = status
+        if _outside_roots(reply) and args.path and not args.allow_outside:
+            if stdin.isatty() and _confirm(args.path, problem_message(reply), stdin):
+                status = _refresh(client, args, out, allow_outside=True)
+            else:
+                sys.stderr.write(
+                    f"quarry: {problem_message(reply)}\n"
+                    "quarry: not indexed; pass --allow-outside to index it anyway\n"
+                )
+                return EXIT_USAGE
+        if isinstance(status, httpx.Response):
+            sys.stderr.write(f"quarry: {problem_message(status)}\n")
+            return EXIT_USAGE if status.status_code < 500 else EXIT_FAILED
+    return status
+
+
+def _refresh(
+    client: httpx.Client, args: argparse.Namespace, out: TextIO, *, allow_outside: bool
+) -> int | httpx.Response:
+    """One refresh request: its exit status, or the refusing reply (read) for the caller."""
     err = sys.stderr
     tty = err.isatty()
     headers = {"Accept": "application/x-ndjson"}
     result: dict[str, Any] | None = None
     shown = -1
-    with client.stream("POST", "/v1/corpus/refresh", json=_body(args), headers=headers) as reply:
+    body = _body(args, allow_outside)
+    with client.stream("POST", "/v1/corpus/refresh", json=body, headers=headers) as reply:
         if reply.status_code >= 400:
             reply.read()
-            err.write(f"quarry: {problem_message(reply)}\n")
-            return EXIT_USAGE if reply.status_code < 500 else EXIT_FAILED
+            return reply
         for line in reply.iter_lines():
             if not line.strip():
                 continue

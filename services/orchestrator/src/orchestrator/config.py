@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from typing import Literal
 
+from limits import parse_many
 from pydantic import Field, field_validator
 from pydantic_settings import SettingsConfigDict
 from quarry_common.settings import BaseServiceSettings, Port
@@ -18,6 +20,16 @@ _SOURCES = r"^(auto|(web|local)(\s*,\s*(web|local))?)$"
 # (3 turns of at most 900 characters, ~700), the question and the fences (~250), rounded up.
 PROMPT_RESERVE_TOKENS = 1536
 MIN_EVIDENCE_TOKENS = 512
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses (127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 class Settings(BaseServiceSettings):
@@ -113,6 +125,57 @@ class Settings(BaseServiceSettings):
     corpus_allow_any_path: bool = False
     # Corpus hits asked for per search round.
     corpus_top_k: int = Field(default=10, ge=1, le=50)
+
+    # --- access control and HTTP bounds (orchestrator/api/security.py, ratelimit.py, server.py) ---
+    # Host names (besides localhost, 127.0.0.1, [::1] and the bind address) the API answers to;
+    # anything else is a DNS-rebinding attempt. Comma-separated; "*.example.com" allowed.
+    allowed_hosts: str = ""
+    # Origins a browser may call the API from (CORS); empty: no cross-origin access at all.
+    cors_origins: str = ""
+    # Bearer tokens (comma-separated) and/or a file holding one token per line. Kept out of repr.
+    api_tokens: str = Field(default="", repr=False)
+    api_token_file: str = ""
+    # Allow a non-loopback bind without tokens (only where something else keeps strangers out,
+    # e.g. compose publishing the port on 127.0.0.1 only).
+    insecure_no_auth: bool = False
+    # Folders besides CORPUS_DIR that refreshes may index (comma-separated absolute paths).
+    corpus_roots: str = ""
+    # Honour a refresh request's "allow_outside": true (its client asked the user) for folders
+    # outside CORPUS_DIR and ORCHESTRATOR_CORPUS_ROOTS. make run sets it (same user, same host).
+    corpus_allow_outside: bool = False
+    # Rate limits per client (token, else address) and endpoint family, in the `limits`
+    # package's notation ("10/minute", "10/minute;100/day") or "off".
+    rate_questions: str = "10/minute"
+    rate_research: str = "3/minute"
+    rate_indexing: str = "6/minute"
+    # A `rate_limit_near` warning once a client has used this share of a limit.
+    rate_warn_at: float = Field(default=0.8, gt=0, le=1)
+    # SSE / NDJSON streams send a keep-alive comment after this long without an event.
+    keepalive_s: float = Field(default=15.0, gt=0, le=300)
+    # HTTP server bounds: request line + headers size, time to send them, connections per client.
+    max_header_bytes: int = Field(default=64 * 1024, ge=4096, le=16 * 1024 * 1024)
+    header_timeout_s: float = Field(default=10.0, gt=0, le=300)
+    max_client_connections: int = Field(default=32, ge=1, le=10_000)
+
+    @field_validator("rate_questions", "rate_research", "rate_indexing")
+    @classmethod
+    def _rate(cls, value: str) -> str:
+        if value.strip().lower() != "off":
+            parse_many(value)  # raises ValueError with the library's message
+        return value.strip()
+
+    @field_validator("corpus_roots")
+    @classmethod
+    def _roots(cls, value: str) -> str:
+        roots = [r.strip() for r in value.split(",") if r.strip()]
+        if any(not Path(r).is_absolute() for r in roots):
+            raise ValueError("every root must be an absolute path")
+        return ",".join(os.path.normpath(r) for r in roots)
+
+    def corpus_root_list(self) -> tuple[str, ...]:
+        """CORPUS_DIR and ORCHESTRATOR_CORPUS_ROOTS: the folders refreshes may index."""
+        extra = [r for r in self.corpus_roots.split(",") if r]
+        return tuple(dict.fromkeys(([self.corpus_dir] if self.corpus_dir else []) + extra))
 
     # --- evidence given to the model (ORCHESTRATOR_EVIDENCE*, ORCHESTRATOR_PASSAGE_WORDS) ---
     # passages: RankPassages (BM25 + dense, several per page, token budget) plus the best

@@ -59,6 +59,8 @@ class EventSink:
         self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
         self._seq = 0
         self._warned: set[str] = set()
+        self._started = False
+        self._pending: list[tuple[str, str]] = []
         self.closed = False
 
     def emit(self, type_: EventType, data: dict[str, Any]) -> Event:
@@ -67,6 +69,10 @@ class EventSink:
         if not self.closed:
             self._seq += 1
             self._queue.put_nowait(event)
+            if type_ == "run.started":
+                self._started = True
+                for code, message in self._pending:
+                    self.warn(code, message)
         return event
 
     def warn(self, code: str, message: str) -> None:
@@ -74,6 +80,17 @@ class EventSink:
         if code not in self._warned:
             self._warned.add(code)
             self.emit("warning", {"code": code, "message": message})
+
+    def warn_after_start(self, code: str, message: str) -> None:
+        """A warning from outside the run (e.g. a rate-limit notice): right after `run.started`."""
+        if self._started:
+            self.warn(code, message)
+        else:
+            self._pending.append((code, message))
+
+    async def get(self) -> Event | None:
+        """The next event, or None at the end (safe to cancel: nothing is lost)."""
+        return await self._queue.get()
 
     def close(self) -> None:
         """End the stream: the consumer stops after the events already queued."""

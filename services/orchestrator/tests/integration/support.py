@@ -131,13 +131,16 @@ async def stack(world: World, **settings: Any) -> AsyncIterator[Stack]:
             "llm_model": llm.model,
             "read_retry_delay_s": 0.05,
             "synthesis_reserve_s": 1.0,
+            # Tests ask faster than a person; the rate-limit tests set their own limits.
+            "rate_questions": "600/minute",
+            "rate_indexing": "600/minute",
             **settings,
         }
         app: FastAPI = create_app(Settings(**config))
         await es.enter_async_context(app.router.lifespan_context(app))
         transport = httpx.ASGITransport(app=app)
         client = await es.enter_async_context(
-            httpx.AsyncClient(transport=transport, base_url="http://t", timeout=30)
+            httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30)
         )
         yield Stack(client, llm, searx, app)
 
@@ -167,3 +170,19 @@ async def until(check: Callable[[], bool], within: float) -> None:
     async with asyncio.timeout(within):
         while not check():  # noqa: ASYNC110 - counters and uvicorn's flag offer no event to await
             await asyncio.sleep(0.01)
+
+
+@asynccontextmanager
+async def serve_http(app: FastAPI) -> AsyncIterator[str]:
+    """Serve ``app`` (its lifespan already running) with uvicorn on 127.0.0.1; yield its URL."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="off")
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve())
+    try:
+        await until(lambda: bool(server.started and server.servers), 10)
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await serving

@@ -154,9 +154,11 @@ async def test_bad_refresh_requests_are_problems(corpus_world: World, tmp_path: 
     (root / "escape").symlink_to(tmp_path)
     async with stack(corpus_world, corpus_dir=str(root), corpus_rescan_s=0) as s:
         cases: list[tuple[Any, int, str]] = [
-            ({"path": str(tmp_path)}, 403, "ORCHESTRATOR_CORPUS_ALLOW_ANY_PATH"),
-            ({"path": str(root / "escape")}, 403, "outside CORPUS_DIR"),
-            ({"path": f"{root}/../{tmp_path.name}"}, 403, "outside CORPUS_DIR"),
+            ({"path": str(tmp_path)}, 403, "--allow-outside"),
+            ({"path": str(tmp_path), "allow_outside": True}, 403, "ORCHESTRATOR_CORPUS_ROOTS"),
+            ({"path": str(root / "escape")}, 403, "outside the corpus roots"),
+            ({"path": f"{root}/../{tmp_path.name}"}, 403, "outside the corpus roots"),
+            ({"path": f"{root}/a\x00b"}, 400, "NUL"),
             ({"path": "relative/dir"}, 422, "absolute"),
             ({"path": str(root / "missing")}, 404, "not a directory"),
             ({"path": 5}, 422, "path"),

@@ -20,6 +20,9 @@ FAST: dict[str, Any] = {
     "read_retry_delay_s": 0.01,
     "synthesis_reserve_s": 0.5,
     "question_budget_s": 20.0,
+    # Tests ask faster than a person; the rate-limit tests set their own limits.
+    "rate_questions": "600/minute",
+    "rate_indexing": "600/minute",
 }
 
 

@@ -47,7 +47,7 @@ async def client(
         app = app_for(h, probes)
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
                 yield c, h
 
 
@@ -223,7 +223,7 @@ async def test_an_unexpected_error_is_a_generic_500_problem() -> None:
 
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
                 reply = await c.get("/boom")
     assert reply.status_code == 500
     assert reply.headers["content-type"] == PROBLEM

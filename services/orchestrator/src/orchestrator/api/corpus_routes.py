@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api.models import Problem
+from orchestrator.api.ratelimit import enforce
 from orchestrator.api.routes import get_runtime, negotiate
 from orchestrator.api.runtime import Runtime
 from orchestrator.corpus.indexer import Counts, RefreshResult
@@ -20,7 +21,7 @@ from orchestrator.errors import ApiProblem
 
 _PROBLEMS: dict[int | str, dict[str, Any]] = {
     code: {"model": Problem, "content": {"application/problem+json": {}}}
-    for code in (400, 403, 404, 406, 413, 415, 422, 503)
+    for code in (400, 401, 403, 404, 406, 413, 415, 422, 429, 503)
 }
 
 router = APIRouter(prefix="/v1", tags=["corpus"])
@@ -35,7 +36,12 @@ class RefreshRequest(BaseModel):
         default=None,
         max_length=4096,
         description="absolute folder on the server; absent: CORPUS_DIR. Outside CORPUS_DIR "
-        "only with ORCHESTRATOR_CORPUS_ALLOW_ANY_PATH=true",
+        "and ORCHESTRATOR_CORPUS_ROOTS only with allow_outside (and a server that allows it)",
+    )
+    allow_outside: bool = Field(
+        default=False,
+        description="the user agreed to index a folder outside the corpus roots; honoured only "
+        "with ORCHESTRATOR_CORPUS_ALLOW_OUTSIDE=true",
     )
 
 
@@ -43,6 +49,7 @@ class CorpusView(BaseModel):
     """GET /v1/corpus."""
 
     corpus_dir: str | None
+    roots: list[str]
     documents: int
     chunks: int
     pending: int | None
@@ -127,12 +134,15 @@ async def _stream(service: CorpusService, folder: str, fmt: str) -> AsyncIterato
 )
 async def corpus_refresh(
     body: RefreshRequest,
+    request: Request,
     service: ServiceDep,
     accept: Annotated[str | None, Header()] = None,
 ) -> Response:
     """Index a folder (CORPUS_DIR by default) incrementally: add, update and remove documents."""
     fmt = negotiate(accept)
-    folder = service.resolve(body.path)
+    # Counted before the path is looked at: the limit also bounds probing the filesystem.
+    await enforce(request, "indexing")
+    folder = service.resolve(body.path, allow_outside=body.allow_outside)
     if fmt != "json":
         media = "text/event-stream" if fmt == "sse" else "application/x-ndjson"
         return StreamingResponse(

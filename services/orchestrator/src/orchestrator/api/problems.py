@@ -20,12 +20,14 @@ logger = logging.getLogger(__name__)
 PROBLEM_JSON = "application/problem+json"
 _TITLES = {
     400: "Bad request",
+    401: "Unauthorized",
     404: "Not found",
     405: "Method not allowed",
     406: "Not acceptable",
     413: "Request body too large",
     415: "Unsupported media type",
     422: "Invalid request",
+    429: "Too many requests",
     500: "Internal error",
 }
 
@@ -72,7 +74,11 @@ async def _on_validation(request: Request, exc: Exception) -> Response:
 
 async def _on_api_problem(request: Request, exc: Exception) -> Response:
     err = cast(ApiProblem, exc)
-    return problem(err.status, err.detail, instance=request.url.path, title=err.title)
+    code = getattr(err, "code", None)  # a machine-readable reason, where the problem has one
+    extra = {"code": code} if isinstance(code, str) else {}
+    response = problem(err.status, err.detail, instance=request.url.path, title=err.title, **extra)
+    response.headers.update(getattr(err, "headers", None) or {})  # e.g. 429's Retry-After
+    return response
 
 
 async def _on_http(request: Request, exc: Exception) -> Response:

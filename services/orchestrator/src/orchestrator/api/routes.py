@@ -10,15 +10,17 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Header, Path, Request
 from fastapi.responses import JSONResponse, Response
 
-from orchestrator.agent.loop import run_question
+from orchestrator.agent.loop import RunOutcome, run_question
 from orchestrator.agent.state import RunOptions
 from orchestrator.api.models import (
     SESSION_ID_PATTERN,
     Problem,
+    SearchOptions,
     SearchRequest,
     SearchResult,
     SessionView,
 )
+from orchestrator.api.ratelimit import enforce
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.errors import NotAcceptable, SessionNotFound
@@ -38,7 +40,7 @@ _ACCEPT: dict[str, Format] = {
 }
 _PROBLEMS: dict[int | str, dict[str, Any]] = {
     code: {"model": Problem, "content": {"application/problem+json": {}}}
-    for code in (400, 404, 406, 413, 415, 422)
+    for code in (400, 401, 404, 406, 413, 415, 422, 429)
 }
 
 
@@ -72,6 +74,45 @@ def negotiate(accept: str | None) -> Format:
 router = APIRouter(prefix="/v1", tags=["v1"])
 
 
+def run_options(runtime: Runtime, opts: SearchOptions) -> RunOptions:
+    """A request's options over the server's defaults."""
+    return RunOptions(
+        max_rounds=opts.max_rounds,
+        prefetch=opts.prefetch,
+        categories=opts.categories,
+        language=opts.language,
+        time_range=opts.time_range,
+        sources=tuple(dict.fromkeys(opts.sources or runtime.deps.settings.default_sources())),
+    )
+
+
+async def answer_in_session(
+    runtime: Runtime,
+    sink: EventSink,
+    *,
+    query: str,
+    session_id: str,
+    options: RunOptions,
+    run_id: str,
+) -> RunOutcome:
+    """Run one question in a conversation (created on first use); keep the turn unless it failed."""
+    async with runtime.sessions.use(session_id) as session:
+        outcome = await run_question(
+            runtime.deps,
+            sink,
+            question=query,
+            history=list(session.turns),
+            options=options,
+            run_id=run_id,
+            session_id=session_id,
+        )
+        if outcome.status != "error":
+            turn = Turn(query, outcome.answer, tuple(outcome.sources), outcome.status, time.time())
+            runtime.sessions.add_turn(session, turn)
+    logger.info("run finished", extra={"run_id": run_id, "status": outcome.status})
+    return outcome
+
+
 @router.post(
     "/search",
     response_model=SearchResult,
@@ -92,38 +133,20 @@ async def search(
 ) -> Response:
     """Answer a question: plan, search, read, judge, and stream a cited answer."""
     fmt = negotiate(accept)
+    notice = await enforce(request, "questions")
     session_id = body.session_id or uuid.uuid4().hex
     run_id = uuid.uuid4().hex
-    opts = body.options
-    options = RunOptions(
-        max_rounds=opts.max_rounds,
-        prefetch=opts.prefetch,
-        categories=opts.categories,
-        language=opts.language,
-        time_range=opts.time_range,
-        sources=tuple(dict.fromkeys(opts.sources or runtime.deps.settings.default_sources())),
-    )
+    options = run_options(runtime, body.options)
 
     async def run(sink: EventSink) -> None:
-        async with runtime.sessions.use(session_id) as session:
-            outcome = await run_question(
-                runtime.deps,
-                sink,
-                question=body.query,
-                history=list(session.turns),
-                options=options,
-                run_id=run_id,
-                session_id=session_id,
-            )
-            if outcome.status != "error":
-                turn = Turn(
-                    body.query, outcome.answer, tuple(outcome.sources), outcome.status, time.time()
-                )
-                runtime.sessions.add_turn(session, turn)
-        logger.info("run finished", extra={"run_id": run_id, "status": outcome.status})
+        if notice is not None:
+            sink.warn_after_start(notice.code, notice.message)
+        await answer_in_session(
+            runtime, sink, query=body.query, session_id=session_id, options=options, run_id=run_id
+        )
 
     if fmt != "json":
-        return EventStreamResponse(run, fmt)
+        return EventStreamResponse(run, fmt, keepalive_s=runtime.deps.settings.keepalive_s)
     collector = ResultCollector()
 
     async def on_event(event: Event) -> None:

@@ -70,6 +70,8 @@ def corpus_service(settings: Settings, corpus: CorpusClient, extractor: Extracto
         corpus_dir=settings.corpus_dir,
         allow_any_path=settings.corpus_allow_any_path,
         rescan_s=settings.corpus_rescan_s,
+        roots=settings.corpus_root_list(),
+        allow_outside=settings.corpus_allow_outside,
     )
 
 

@@ -27,6 +27,13 @@ STARTUP_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 STATS_TIMEOUT_S = 10.0
 
 
+class MalformedPath(ApiProblem):
+    """A path no filesystem call can take (a NUL byte)."""
+
+    status = 400
+    title = "Invalid path"
+
+
 class BadPath(ApiProblem):
     """No folder to index, or a relative path."""
 
@@ -35,10 +42,12 @@ class BadPath(ApiProblem):
 
 
 class PathForbidden(ApiProblem):
-    """The path is outside CORPUS_DIR and any-path refreshes are not allowed."""
+    """The path is outside the corpus roots and the request may not index it."""
 
     status = 403
     title = "Path not allowed"
+    #: Machine-readable reason, so a client can ask its user and retry with allow_outside.
+    code = "outside_roots"
 
 
 class PathNotFound(ApiProblem):
@@ -66,11 +75,16 @@ class CorpusService:
         corpus_dir: str,
         allow_any_path: bool,
         rescan_s: float,
+        roots: tuple[str, ...] = (),
+        allow_outside: bool = False,
     ) -> None:
         self._corpus = corpus
         self._indexer = indexer
         self.corpus_dir = corpus_dir
+        # CORPUS_DIR first, then ORCHESTRATOR_CORPUS_ROOTS: the folders any refresh may index.
+        self.roots = tuple(dict.fromkeys(([corpus_dir] if corpus_dir else []) + list(roots)))
         self._allow_any_path = allow_any_path
+        self._allow_outside = allow_outside
         self._rescan_s = rescan_s
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[RefreshResult]] = set()
@@ -81,33 +95,57 @@ class CorpusService:
         """True while a refresh runs."""
         return self._lock.locked()
 
-    def resolve(self, path: str | None) -> str:
-        """The folder a refresh request may index (CORPUS_DIR when ``path`` is empty).
+    def resolve(self, path: str | None, *, allow_outside: bool = False) -> str:
+        """The canonical folder a refresh request may index (CORPUS_DIR when ``path`` is empty).
+
+        Canonical means symlinks resolved and ``//`` or ``/./`` folded (``os.path.realpath``):
+        one folder has one name, so its documents get one id each, never a second copy.
+        ``allow_outside`` is the client's word that its user agreed to index a folder outside
+        the roots; the server honours it only with ORCHESTRATOR_CORPUS_ALLOW_OUTSIDE.
 
         Raises:
+            MalformedPath: a NUL byte in the path (400).
             BadPath: no path and no CORPUS_DIR, or a relative path (422).
-            PathForbidden: outside CORPUS_DIR without ORCHESTRATOR_CORPUS_ALLOW_ANY_PATH (403).
+            PathForbidden: outside the roots and not allowed (403).
             PathNotFound: not a directory (404).
         """
+        if path and "\x00" in path:
+            raise MalformedPath("The path contains a NUL byte.")
         if not path:
             if not self.corpus_dir:
                 raise BadPath("No path given and CORPUS_DIR is not set.")
             path = self.corpus_dir
         if not Path(path).is_absolute():
             raise BadPath(f"The path must be absolute, got {path!r}.")
-        folder = os.path.normpath(path)
-        root = self.corpus_dir
         # Compared after resolving symlinks: a link inside CORPUS_DIR must not open /etc.
-        real, real_root = os.path.realpath(folder), os.path.realpath(root) if root else ""
-        inside = bool(root) and (real == real_root or real.startswith(real_root.rstrip("/") + "/"))
-        if not (inside or self._allow_any_path):
-            raise PathForbidden(
-                f"{folder} is outside CORPUS_DIR ({root or 'not set'}); the server indexes only "
-                "that folder unless ORCHESTRATOR_CORPUS_ALLOW_ANY_PATH=true."
-            )
+        folder = os.path.realpath(path)
+        if not (self._inside_roots(folder) or self._allow_any_path):
+            if not (allow_outside and self._allow_outside):
+                raise PathForbidden(self._forbidden(folder, allow_outside))
+            logger.warning("indexing a folder outside the corpus roots", extra={"root": folder})
         if not Path(folder).is_dir():
             raise PathNotFound(f"{folder} is not a directory on the server.")
         return folder
+
+    def _inside_roots(self, real: str) -> bool:
+        for root in self.roots:
+            real_root = os.path.realpath(root)
+            if real == real_root or real.startswith(real_root.rstrip("/") + "/"):
+                return True
+        return False
+
+    def _forbidden(self, folder: str, asked: bool) -> str:
+        roots = ", ".join(self.roots) or "none: CORPUS_DIR is not set"
+        if asked:
+            return (
+                f"{folder} is outside the corpus roots ({roots}) and this server indexes only "
+                "those (ORCHESTRATOR_CORPUS_ALLOW_OUTSIDE is off); add the folder to "
+                "ORCHESTRATOR_CORPUS_ROOTS."
+            )
+        return (
+            f"{folder} is outside the corpus roots ({roots}); confirm with allow_outside "
+            "(quarry index --allow-outside) or add it to ORCHESTRATOR_CORPUS_ROOTS."
+        )
 
     async def refresh(self, folder: str, on_progress: Progress | None = None) -> RefreshResult:
         """Refresh ``folder``, waiting for a refresh already running to finish first.
@@ -152,6 +190,7 @@ class CorpusService:
         committed = last.stats if last is not None else None
         return {
             "corpus_dir": self.corpus_dir or None,
+            "roots": list(self.roots),
             "documents": len(docs),
             "chunks": sum(d.chunks for d in docs.values()),
             "pending": committed.pending if committed else None,
@@ -168,7 +207,9 @@ class CorpusService:
         attempt = 0
         while True:
             try:
-                result = await self.refresh(self.corpus_dir)
+                result = await self.refresh(
+                    await asyncio.to_thread(os.path.realpath, self.corpus_dir)
+                )
             except (CorpusUnavailable, PathNotFound) as err:
                 wait = STARTUP_BACKOFF_S[min(attempt, len(STARTUP_BACKOFF_S) - 1)]
                 attempt += 1

@@ -1,0 +1,131 @@
+"""Rate limits per client and endpoint family, on the `limits` package's moving windows.
+
+A client is its bearer token (by digest) when tokens are configured, else its address. Each
+family has its own limits (``ORCHESTRATOR_RATE_QUESTIONS`` …). Routes call
+``await enforce(request, "questions")``: over the limit it raises ``RateLimited`` (429 with
+``Retry-After``); near it, it returns a notice the route puts into the run's stream as a
+``rate_limit_near`` warning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from fastapi import Request
+from limits import RateLimitItem, parse_many
+from limits.aio.storage import MemoryStorage
+from limits.aio.strategies import MovingWindowRateLimiter
+
+from orchestrator.api.security import CLIENT_KEY
+from orchestrator.config import Settings
+from orchestrator.errors import ApiProblem
+
+#: Endpoint families: questions = /v1/search (and chat completions), research = deep-research
+#: runs, indexing = /v1/corpus/refresh.
+Family = Literal["questions", "research", "indexing"]
+NEAR_CODE = "rate_limit_near"
+
+
+class RateLimited(ApiProblem):
+    """The client used up a limit; ``retry_after`` is whole seconds until it frees up."""
+
+    status = 429
+    title = "Too many requests"
+
+    def __init__(self, detail: str, retry_after: int) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after
+        self.headers = {"Retry-After": str(retry_after)}
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A client is near a limit: the warning its run's stream carries."""
+
+    code: str
+    message: str
+
+
+def _limits(value: str) -> tuple[RateLimitItem, ...]:
+    return () if value.lower() == "off" else tuple(parse_many(value))
+
+
+class RateLimiter:
+    """Moving-window limits in memory (one process: the orchestrator is not replicated)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._families: dict[str, tuple[RateLimitItem, ...]] = {
+            "questions": _limits(settings.rate_questions),
+            "research": _limits(settings.rate_research),
+            "indexing": _limits(settings.rate_indexing),
+        }
+        self._warn_at = settings.rate_warn_at
+        self._storage = MemoryStorage()
+        self._limiter = MovingWindowRateLimiter(self._storage)
+        # test-then-hit over several limits must not interleave with another request's.
+        self._lock = asyncio.Lock()
+
+    async def aclose(self) -> None:
+        """Stop the storage's expiry task (at shutdown; it would outlive the loop otherwise)."""
+        timer = self._storage.timer
+        if timer is not None and not timer.done():
+            timer.cancel()
+            await asyncio.wait([timer])
+
+    async def check(self, client: str, family: Family) -> Notice | None:
+        """Count one request of ``client`` in ``family``.
+
+        Raises:
+            RateLimited: a limit of the family is used up (nothing is counted then).
+        """
+        items = self._families[family]
+        if not items:
+            return None
+        async with self._lock:
+            for item in items:
+                if not await self._limiter.test(item, family, client):
+                    stats = await self._limiter.get_window_stats(item, family, client)
+                    wait = max(1, math.ceil(stats.reset_time - time.time()))
+                    raise RateLimited(
+                        f"Too many {family} requests: the limit is {item}. Try again in {wait} s.",
+                        wait,
+                    )
+            for item in items:
+                await self._limiter.hit(item, family, client)
+            return await self._near(client, family, items)
+
+    async def _near(
+        self, client: str, family: Family, items: tuple[RateLimitItem, ...]
+    ) -> Notice | None:
+        for item in items:
+            stats = await self._limiter.get_window_stats(item, family, client)
+            used = item.amount - stats.remaining
+            if used >= self._warn_at * item.amount:
+                return Notice(
+                    NEAR_CODE,
+                    f"{used} of {item.amount} {family} requests used (limit {item}); "
+                    f"{stats.remaining} left in this window.",
+                )
+        return None
+
+
+def client_of(request: Request) -> str:
+    """The identity limits count by: the token's digest prefix, else the peer address."""
+    known = getattr(request.state, CLIENT_KEY, None)
+    if isinstance(known, str):
+        return known
+    return "addr:" + (request.client.host if request.client else "unknown")
+
+
+async def enforce(request: Request, family: Family) -> Notice | None:
+    """Count this request against ``family``'s limits (for routes; see the module docstring).
+
+    Raises:
+        RateLimited: over the limit (the problem handler answers 429 with Retry-After).
+    """
+    limiter: RateLimiter = request.app.state.rate_limiter
+    return await limiter.check(client_of(request), family)

@@ -1,0 +1,249 @@
+"""Who may call the API: the Host allow-list, CORS, bearer tokens, and the startup check.
+
+The API answers only to the names in the allow-list (Starlette's TrustedHostMiddleware), so a
+web page that rebinds its own DNS name to 127.0.0.1 is refused before any route runs. Browsers
+may call it cross-origin only from ``ORCHESTRATOR_CORS_ORIGINS``. With tokens configured, every
+endpoint but the health probes needs ``Authorization: Bearer <token>`` (or the ``quarry_token``
+cookie, for browser features that cannot set headers). Refusals are problem+json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import logging
+from http.cookies import CookieError, SimpleCookie
+from pathlib import Path
+
+from fastapi import FastAPI
+from starlette.datastructures import Headers
+from starlette.middleware.cors import CORSMiddleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from orchestrator.api.problems import PROBLEM_JSON, problem_body
+from orchestrator.config import Settings, is_loopback
+
+logger = logging.getLogger(__name__)
+
+#: The cookie the web UI may set instead of sending the Authorization header.
+TOKEN_COOKIE = "quarry_token"  # noqa: S105 (a cookie name, not a secret)
+#: Paths that never need a token: container and supervisor health probes.
+OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+#: Where the caller's identity for rate limits is kept (``request.state.quarry_client``).
+CLIENT_KEY = "quarry_client"
+# A token shorter than this is guessable; refuse to start with it.
+MIN_TOKEN_CHARS = 16
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+_WILDCARD_BINDS = ("0.0.0.0", "::", "[::]")
+
+
+class ConfigError(Exception):
+    """A security setting that stops the service at start (one line, exit 2)."""
+
+
+def load_tokens(settings: Settings) -> tuple[str, ...]:
+    """The bearer tokens from ``ORCHESTRATOR_API_TOKENS`` and ``ORCHESTRATOR_API_TOKEN_FILE``.
+
+    The file holds one token per line; blank lines and ``#`` comments are ignored.
+
+    Raises:
+        ConfigError: the file cannot be read or holds no token, or a token is too short.
+    """
+    tokens = [t.strip() for t in settings.api_tokens.split(",") if t.strip()]
+    if settings.api_token_file:
+        try:
+            text = Path(settings.api_token_file).read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise ConfigError(
+                f"ORCHESTRATOR_API_TOKEN_FILE: cannot read {settings.api_token_file} ({err})"
+            ) from None
+        from_file = [ln.strip() for ln in text.splitlines()]
+        from_file = [t for t in from_file if t and not t.startswith("#")]
+        if not from_file:
+            raise ConfigError(f"ORCHESTRATOR_API_TOKEN_FILE: {settings.api_token_file} is empty")
+        tokens += from_file
+    if any(len(t) < MIN_TOKEN_CHARS for t in tokens):
+        raise ConfigError(f"every API token must have at least {MIN_TOKEN_CHARS} characters")
+    return tuple(dict.fromkeys(tokens))
+
+
+def check_bind(settings: Settings, tokens: tuple[str, ...]) -> None:
+    """Refuse a non-loopback bind without tokens: anyone on the network could use the API.
+
+    Raises:
+        ConfigError: the bind address is not loopback, no token is set, and the insecure
+            override is off.
+    """
+    if tokens or is_loopback(settings.host) or settings.insecure_no_auth:
+        return
+    raise ConfigError(
+        f"ORCHESTRATOR_HOST={settings.host} is not a loopback address: set "
+        "ORCHESTRATOR_API_TOKENS or ORCHESTRATOR_API_TOKEN_FILE (or "
+        "ORCHESTRATOR_INSECURE_NO_AUTH=true when something else keeps strangers out)"
+    )
+
+
+def allowed_hosts(settings: Settings) -> list[str]:
+    """Host names the API answers to: loopback names, the bind address, and the configured ones."""
+    names = list(_LOOPBACK_NAMES)
+    host = settings.host.strip()
+    if host and host not in _WILDCARD_BINDS:
+        try:
+            is_v6 = ipaddress.ip_address(host.strip("[]")).version == 6
+        except ValueError:
+            is_v6 = False
+        names.append(f"[{host.strip('[]')}]" if is_v6 else host)
+    names += [h.strip() for h in settings.allowed_hosts.split(",") if h.strip()]
+    return list(dict.fromkeys(n.lower() for n in names))
+
+
+async def _send_problem(
+    send: Send, status: int, detail: str, path: str, headers: list[tuple[bytes, bytes]]
+) -> None:
+    body = problem_body(status, detail, instance=path)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", PROBLEM_JSON.encode()),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class HostGuard:
+    """TrustedHostMiddleware's check, with a problem+json refusal instead of plain text."""
+
+    def __init__(self, app: ASGIApp, *, hosts: list[str]) -> None:
+        self.app = app
+        self._check = TrustedHostMiddleware(self._passed, allowed_hosts=hosts, www_redirect=False)
+
+    async def _passed(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope.setdefault("state", {})["host_ok"] = True
+        await self.app(scope, receive, send)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        refused = False
+
+        async def refuse(message: Message) -> None:
+            # Reached only when the middleware did not pass the request on: replace its
+            # plain-text 400 with a problem and drop its body.
+            nonlocal refused
+            if scope.get("state", {}).get("host_ok"):
+                await send(message)
+                return
+            if not refused:
+                refused = True
+                host = Headers(scope=scope).get("host", "")
+                logger.warning("refused request for an unknown host", extra={"host": host[:200]})
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008})
+                    return
+                detail = "The Host header names a host this server does not answer to."
+                await _send_problem(send, 400, detail, scope.get("path", ""), [])
+
+        await self._check(scope, receive, refuse)
+
+
+class TokenAuth:
+    """Bearer-token check for every path but the health probes (no-op without tokens)."""
+
+    def __init__(self, app: ASGIApp, *, tokens: tuple[str, ...]) -> None:
+        self.app = app
+        # Compared as digests: equal lengths, so compare_digest's time says nothing of length.
+        self._digests = [hashlib.sha256(t.encode()).digest() for t in tokens]
+
+    def _match(self, token: str) -> bytes | None:
+        digest = hashlib.sha256(token.encode()).digest()
+        found = None
+        for known in self._digests:  # no early exit: every token is compared every time
+            if hmac.compare_digest(digest, known):
+                found = known
+        return found
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+        if not self._digests or scope.get("path", "") in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        token = presented_token(Headers(scope=scope))
+        known = self._match(token) if token else None
+        if known is None:
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            await self._refuse(send, scope.get("path", ""), bool(token))
+            return
+        # Rate limits count per token; a short digest prefix names it without revealing it.
+        state[CLIENT_KEY] = "token:" + known.hex()[:16]
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    async def _refuse(send: Send, path: str, presented: bool) -> None:
+        challenge = 'Bearer realm="quarry"' + (', error="invalid_token"' if presented else "")
+        detail = (
+            "The bearer token is not valid."
+            if presented
+            else "This server needs a bearer token: send Authorization: Bearer <token>."
+        )
+        body = problem_body(401, detail, instance=path, title="Unauthorized")
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", PROBLEM_JSON.encode()),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", challenge.encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def presented_token(headers: Headers) -> str:
+    """The token from ``Authorization: Bearer …`` or else the ``quarry_token`` cookie."""
+    scheme, _, value = headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    raw = headers.get("cookie", "")
+    if not raw:
+        return ""
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(raw)
+    except CookieError:
+        return ""
+    morsel = jar.get(TOKEN_COOKIE)
+    return morsel.value if morsel is not None else ""
+
+
+def install_security(app: FastAPI, settings: Settings, tokens: tuple[str, ...]) -> None:
+    """Add the auth, CORS and Host middlewares (call after the app's other middlewares).
+
+    Starlette runs the last added outermost: Host first (a rebinding request learns nothing),
+    then CORS (a preflight carries no token), then the token check.
+    """
+    app.add_middleware(TokenAuth, tokens=tokens)
+    origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
+    if origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=origins,
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "Accept"],
+            max_age=600,
+        )
+    app.add_middleware(HostGuard, hosts=allowed_hosts(settings))

@@ -1,0 +1,1 @@
+"""Quarry as an MCP server: tools `search`, `research`, `index` and session resources."""
