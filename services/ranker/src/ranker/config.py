@@ -32,6 +32,6 @@ class Settings(BaseServiceSettings):
     page_cache: int = Field(default=512, ge=1, le=100_000)
     # Per query, the BM25 top passages that are embedded when not cached yet.
     dense_candidates: int = Field(default=8, ge=1, le=1000)
-    # Time one call may spend computing new vectors (the rest ranks by BM25 alone), kept
-    # well inside the orchestrator's ORCHESTRATOR_RANKER_TIMEOUT_S.
-    dense_seconds: float = Field(default=2.0, gt=0, le=60)
+    # Time one call may spend computing new vectors (the rest ranks by BM25 alone); also
+    # at most 30 % of what is left of the caller's deadline.
+    dense_seconds: float = Field(default=1.0, gt=0, le=60)

@@ -41,7 +41,7 @@ CHARS_PER_TOKEN = 4
 # Passages this strong (fused-order position) may pull in their successor.
 STRONG = 3
 # Passages embedded per step of the time-bounded dense pass.
-DENSE_BATCH = 8
+DENSE_BATCH = 4
 _ENDS_THOUGHT = (".", "!", "?", "…", '"', "”", ")", "`")
 
 
@@ -62,7 +62,7 @@ class PassageParams:
     max_per_page: int = 4
     dense: bool = True
     dense_candidates: int = 8
-    dense_seconds: float = 2.0
+    dense_seconds: float = 1.0
     rrf_k: int = 60
     dup_cosine: float = 0.95
 

@@ -8,10 +8,12 @@ the cache no longer holds is named in ``missing_urls`` and the caller sends it a
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -38,6 +40,8 @@ MAX_BUDGET_TOKENS = 200_000
 MIN_PASSAGE_WORDS, MAX_PASSAGE_WORDS = 16, 2000
 MAX_PER_PAGE = 100
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# The share of the caller's remaining deadline the dense pass may use for new vectors.
+DEADLINE_SHARE = 0.3
 
 
 def content_hash(markdown: str) -> str:
@@ -159,8 +163,18 @@ class PassageRpcs:
         self._defaults = defaults
 
     def _run(
-        self, request: ranker_pb2.RankPassagesRequest, queries: list[str], params: PassageParams
+        self,
+        request: ranker_pb2.RankPassagesRequest,
+        queries: list[str],
+        params: PassageParams,
+        deadline: float | None,
     ) -> tuple[Ranked, list[str]]:
+        if deadline is not None:
+            # New vectors get a share of what is left of the caller's deadline (measured
+            # here, after the wait for a CPU slot), so a busy machine degrades to BM25 for
+            # the passages not yet embedded instead of failing the call.
+            share = max(0.0, (deadline - time.monotonic()) * DEADLINE_SHARE)
+            params = dataclasses.replace(params, dense_seconds=min(params.dense_seconds, share))
         pages: list[PreparedPage] = []
         missing: list[str] = []
         for i, msg in enumerate(request.pages):
@@ -184,7 +198,11 @@ class PassageRpcs:
             queries, params = params_from_proto(self._analyzer, request, self._defaults)
             span = trace.get_current_span()
             span.set_attribute("quarry.ranker.pages", len(request.pages))
-            ranked, missing = await self._in_thread(lambda: self._run(request, queries, params))
+            left = context.time_remaining()
+            deadline = None if left is None else time.monotonic() + left
+            ranked, missing = await self._in_thread(
+                lambda: self._run(request, queries, params, deadline)
+            )
             span.set_attribute("quarry.ranker.passages", ranked.total)
             span.set_attribute("quarry.ranker.dense", ranked.dense)
         except InvalidRequestError as err:

@@ -158,6 +158,6 @@ def test_new_vectors_stop_at_the_time_bound_and_bm25_carries_the_rest() -> None:
     params = PassageParams(passage_words=16, dense_candidates=20, dense_seconds=0.0)
     ranked = rank_passages(ANALYZER, ["tall lighthouse storm"], pages, params, embedder)
     assert ranked.dense
-    # The query, then one batch of 8 passages: the time bound had passed.
-    assert [len(c) for c in embedder.calls] == [1, 8]
+    # The query, then one batch of passages: the time bound had passed.
+    assert [len(c) for c in embedder.calls] == [1, 4]
     assert ranked.passages
