@@ -19,16 +19,22 @@ def test_the_index_named_volume_becomes_the_given_podman_volume() -> None:
     assert flags == ["--volume=quarry-ct-data-1:/data"]
 
 
+# The orchestrator keeps its SQLite database (research runs, sessions) on quarry-data.
+DATA = {"quarry-data": "quarry-test-data"}
+
+
 def test_the_corpus_bind_mount_defaults_to_the_repo_folder_read_only() -> None:
-    assert volume_flags(SERVICES["orchestrator"], {}, {}, BASE) == [
-        "--volume=/repo/corpus:/corpus:ro"
+    assert volume_flags(SERVICES["orchestrator"], {}, DATA, BASE) == [
+        "--volume=/repo/corpus:/corpus:ro",
+        "--volume=quarry-test-data:/data",
     ]
 
 
 def test_the_corpus_bind_mount_follows_corpus_dir() -> None:
     env = {"CORPUS_DIR": "/srv/notes"}
-    assert volume_flags(SERVICES["orchestrator"], env, {}, BASE) == [
-        "--volume=/srv/notes:/corpus:ro"
+    assert volume_flags(SERVICES["orchestrator"], env, DATA, BASE) == [
+        "--volume=/srv/notes:/corpus:ro",
+        "--volume=quarry-test-data:/data",
     ]
 
 
