@@ -104,7 +104,9 @@ def test_a_server_that_needs_a_token_asks_once_and_keeps_it(
     page = context.new_page()
     page.goto(f"/#token={TOKEN}")
     expect(page).to_have_url(f"{world.token_url}/")
-    expect(page.locator(".empty")).to_have_text("No conversations yet.")
+    # a fresh browser lists the server's conversations (GET /v1/sessions needs the token)
+    sessions = page.get_by_role("navigation", name="Past conversations and reports")
+    expect(sessions.get_by_role("link", name="what causes tides")).to_be_visible()
     expect(page.get_by_role("dialog", name="Access token")).to_be_hidden()
     assert page.evaluate("localStorage.getItem('quarry.token')") == TOKEN
     context.close()
