@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import grpc
 from opentelemetry import trace
 from quarry.v1 import index_pb2, index_pb2_grpc
+from quarry_common.threads import in_thread
 from ranker.analyzer import Analyzer, AnalyzerConfig
 
 from index.config import Settings
@@ -227,15 +228,7 @@ class IndexServicer(index_pb2_grpc.IndexServicer):
 
     async def _in_thread(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` in a worker thread, at most ``cpu_concurrency`` at once."""
-        async with self._cpu:
-            work = asyncio.ensure_future(asyncio.to_thread(fn))
-            try:
-                return await asyncio.shield(work)
-            except asyncio.CancelledError:
-                # A thread cannot be interrupted: keep its slot until it ends, so cancelled
-                # calls (deadline passed, client gone) never stack up more CPU work.
-                await asyncio.wait([work])
-                raise
+        return await in_thread(self._cpu, fn)
 
     async def _guard(self, rpc: str, context: Context, call: Callable[[], Awaitable[T]]) -> T:
         """Run ``call``; map domain errors to status codes, anything else to INTERNAL."""

@@ -11,6 +11,7 @@ from typing import TypeVar
 import grpc
 from opentelemetry import trace
 from quarry.v1 import ranker_pb2, ranker_pb2_grpc
+from quarry_common.threads import in_thread
 from quarry_embed import CachedEmbedder, load_or_none
 
 from ranker.analyzer import Analyzer, AnalyzerConfig
@@ -201,15 +202,7 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
 
     async def _in_thread(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` in a worker thread, at most ``cpu_concurrency`` at once."""
-        async with self._cpu:
-            work = asyncio.ensure_future(asyncio.to_thread(fn))
-            try:
-                return await asyncio.shield(work)
-            except asyncio.CancelledError:
-                # A thread cannot be interrupted: keep its slot until it ends, so cancelled
-                # calls (deadline passed, client gone) never stack up more CPU work.
-                await asyncio.wait([work])
-                raise
+        return await in_thread(self._cpu, fn)
 
     async def RankResults(
         self, request: ranker_pb2.RankResultsRequest, context: ResultsContext
