@@ -1,7 +1,8 @@
 """A question whose answer is only in a local file, through the real `make run` stack.
 
-The stack indexes CORPUS_DIR at start (reader extraction, the index service); the question asks for
-local sources only, so nothing may be searched on the web or fetched over the network.
+The stack indexes CORPUS_DIR at start (reader extraction, the index service); the question asks
+for local sources only (their passages come from the index's SearchPassages), so nothing may be
+searched on the web or fetched over the network.
 """
 
 from __future__ import annotations
@@ -48,9 +49,12 @@ def test_local_only_question_is_answered_from_the_local_note(stack: Stack, web: 
     assert note, sources
     assert note[0]["url"].startswith("local:/")
     assert all(s["origin"] == "local" for s in sources), sources
-    # The note was read from the corpus (GetDocument), not fetched.
-    local_reads = {e.data["url"]: e.data["status"] for e in events if e.type == "read.completed"}
-    assert all(url.startswith("local:") for url in local_reads), local_reads
+    # The index served the note's passages (SearchPassages): nothing was read or fetched.
+    assert [e.data["url"] for e in events if e.type == "read.completed"] == []
+    ranked = first(events, "chunks.ranked").data
+    assert ranked["local_documents"] >= 1, ranked
+    assert ranked["local_retrieval"] in {"hybrid", "bm25"}, ranked
+    assert any("mirror" in p.lower() for p in note[0]["passages"]), note[0]
     # Nothing went to the web: no fixture page was fetched during the run.
     assert dict(web.hits) == fetched_before
     check_citations(events)

@@ -37,7 +37,7 @@ async def test_search_passages_round_trip_and_failure() -> None:
         assert not await client.ping(timeout=0.5)
     assert (stats.documents, stats.embedded) == (2, 0)
     assert found.retrieval == "bm25"  # dense off: BM25 alone, never an error
-    assert [p.document_id for p in found.passages] == ["local:/notes/tides.md"]
+    assert [p.url for p in found.passages] == ["local:/notes/tides.md"]
     assert "Spring tides" in found.passages[0].text
     assert found.passages[0].title == "Tides"
     assert [(h.url, h.source, h.engine_rank) for h in hits] == [

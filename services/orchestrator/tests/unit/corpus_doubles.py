@@ -35,6 +35,8 @@ class CorpusState:
     removed: list[str] = field(default_factory=list)
     commits: int = 0
     searches: list[str] = field(default_factory=list)
+    # The queries of each SearchPassages call.
+    passage_searches: list[list[str]] = field(default_factory=list)
     # Like the index's bound on staged text (RESOURCE_EXHAUSTED until a commit).
     max_staged_chars: int = 1 << 40
 
@@ -137,13 +139,21 @@ class CorpusMixin(index_pb2_grpc.IndexServicer):
     ) -> index_pb2.SearchPassagesResponse:
         """Paragraphs of committed documents sharing words with any query, most first."""
         self.corpus.calls.append("SearchPassages")
+        self.corpus.passage_searches.append(list(request.queries))
         q = set().union(*(_words(query) for query in request.queries))
         scored = [
             (len(q & _words(para)), d.id, i, d.title, para)
             for d in self.corpus.committed.values()
             for i, para in enumerate(p for p in d.markdown.split("\n\n") if p.strip())
         ]
-        hits = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1], s[2]))
+        cap = request.max_per_document if request.HasField("max_per_document") else 3
+        per_doc: dict[str, int] = {}
+        hits = []
+        for s in sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1], s[2])):
+            if cap and per_doc.get(s[1], 0) >= cap:
+                continue
+            per_doc[s[1]] = per_doc.get(s[1], 0) + 1
+            hits.append(s)
         top = request.top_k if request.HasField("top_k") else 8
         return index_pb2.SearchPassagesResponse(
             passages=[

@@ -63,11 +63,13 @@ async def harness(
     reader_delay: float = 0.0,
     reader_up: bool = True,
     ranker_up: bool = True,
+    corpus_up: bool | None = None,
     brain: ScriptedBrain | None = None,
     searcher: ScriptedSearcher | None = None,
     **settings: Any,
 ) -> AsyncIterator[Harness]:
-    """Build the Deps over in-process doubles (``*_up=False``: that port is down)."""
+    """Build the Deps over in-process doubles (``*_up=False``: that port is down; the corpus
+    follows the ranker unless ``corpus_up`` says otherwise)."""
     reader = PortReader(pages or {}, delay=reader_delay, up=reader_up)
     ranker = PortRanker(up=ranker_up)
     cfg = Settings(**{**FAST, **settings})
@@ -79,8 +81,7 @@ async def harness(
         searcher=searcher,
         reader=reader,
         ranker=ranker,
-        # The corpus lives in the ranker today: down together.
-        corpus=PortCorpus(ranker.corpus, up=ranker_up),
+        corpus=PortCorpus(ranker.corpus, up=ranker_up if corpus_up is None else corpus_up),
     )
     yield Harness(cfg, deps, reader, ranker, brain, searcher)
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from orchestrator.agent.domain import (
     CorpusError,
+    LocalPassages,
     PageRead,
     PageText,
     Passage,
@@ -118,39 +118,41 @@ class PortRanker:
         return [Passage(p.url, p.title, p.markdown[:1000], 1.0) for p in ordered]
 
 
-@dataclass(frozen=True)
-class _Stored:
-    title: str
-    markdown: str
-
-
 class PortCorpus:
-    """The local documents of ``state`` (committed ones only), as the corpus port."""
+    """The local documents of ``state`` (committed ones only), as the corpus port: passages
+    are a document's paragraphs, ranked by words shared with any query (like the gRPC double)."""
 
     def __init__(self, state: CorpusState, *, up: bool = True) -> None:
         self.state = state
         self.up = up
 
-    def _check_up(self) -> None:
+    async def search_passages(
+        self,
+        queries: Sequence[str],
+        *,
+        top_k: int,
+        timeout: float,
+        max_per_document: int = 3,
+        id_prefix: str = "",
+    ) -> LocalPassages:
         if not self.up:
-            raise CorpusError("UNAVAILABLE", "SearchCorpus failed: UNAVAILABLE")
-
-    async def search(self, query: str, *, top_k: int, timeout: float) -> list[SearchHit]:
-        self._check_up()
-        self.state.searches.append(query)
-        q = _words(query)
+            raise CorpusError("UNAVAILABLE", "SearchPassages failed: UNAVAILABLE")
+        self.state.calls.append("SearchPassages")
+        self.state.passage_searches.append(list(queries))
+        q = set().union(*(_words(query) for query in queries))
         scored = [
-            (len(q & _words(d.title + " " + d.markdown)), d.id, d)
+            (len(q & _words(para)), d.id, i, d.title, para)
             for d in self.state.committed.values()
+            if d.id.startswith(id_prefix)
+            for i, para in enumerate(p for p in d.markdown.split("\n\n") if p.strip())
         ]
-        found = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
-        return [
-            SearchHit(d.id, d.title, d.markdown[:200], i, ("local",), source="local")
-            for i, (_, _, d) in enumerate(found[:top_k], start=1)
-        ]
-
-    async def get(self, doc_id: str, *, timeout: float) -> _Stored | None:
-        self._check_up()
-        self.state.calls.append("GetDocument")
-        doc = self.state.committed.get(doc_id)
-        return None if doc is None else _Stored(doc.title, doc.markdown)
+        per_doc: dict[str, int] = {}
+        out: list[Passage] = []
+        for n, doc_id, i, title, text in sorted(
+            (s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1], s[2])
+        ):
+            if max_per_document and per_doc.get(doc_id, 0) >= max_per_document:
+                continue
+            per_doc[doc_id] = per_doc.get(doc_id, 0) + 1
+            out.append(Passage(doc_id, title, text, float(n), i))
+        return LocalPassages(out[:top_k], "bm25")

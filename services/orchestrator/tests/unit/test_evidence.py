@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from orchestrator.agent import evidence
 from orchestrator.agent.domain import Passage, SearchHit
 from orchestrator.agent.evidence import (
     CHUNK_CHARS,
@@ -71,3 +72,36 @@ def test_the_budget_is_sized_to_the_models_context_unless_set() -> None:
     assert Settings(LLM_NUM_CTX=32768).evidence_budget_tokens() == 32768 - 1024 - 1536
     assert Settings(LLM_NUM_CTX=1024).evidence_budget_tokens() == 512
     assert Settings(evidence_tokens=3000).evidence_budget_tokens() == 3000
+
+
+def test_interleave_merges_two_rankings_by_rank_and_keeps_each_passage_once() -> None:
+    web = [Passage("http://a.test", "A", "a0", 9.0, 0), Passage("http://b.test", "B", "b3", 8.0, 3)]
+    local = [
+        Passage("local:/n.md", "N", "n1", 0.03, 1),
+        Passage("http://a.test", "A", "a0", 0.02, 0),  # the same passage in both lists
+        Passage("local:/n.md", "N", "n2", 0.01, 2),
+    ]
+    merged = evidence.interleave(web, local)
+    # a0 is ranked by both (1st and 2nd): first; then the two firsts' runners-up by rank.
+    assert [(p.url, p.index) for p in merged] == [
+        ("http://a.test", 0),
+        ("local:/n.md", 1),
+        ("http://b.test", 3),
+        ("local:/n.md", 2),
+    ]
+
+
+def test_within_budget_skips_what_does_not_fit_and_keeps_later_small_passages() -> None:
+    big, small = "x" * 400, "y" * 40  # 100 and 10 tokens
+    ps = [Passage("u", "", big, 0, 0), Passage("u", "", big, 0, 1), Passage("u", "", small, 0, 2)]
+    assert [p.index for p in evidence.within_budget(ps, 115)] == [0, 2]
+    assert evidence.within_budget(ps, 5) == []
+
+
+def test_snippet_of_ends_at_a_sentence_when_one_is_near_the_limit() -> None:
+    text = "First sentence here. " * 30
+    cut = evidence.snippet_of(text, 100)
+    assert cut.endswith("here.")
+    assert len(cut) <= 100
+    assert evidence.snippet_of("short  text\n", 100) == "short text"
+    assert evidence.snippet_of("x" * 300, 100) == "x" * 100 + "…"

@@ -88,6 +88,15 @@ class Passage:
 
 
 @dataclass(frozen=True)
+class LocalPassages:
+    """The index's passages of local documents, best first (``url`` is the document id)."""
+
+    passages: list[Passage]
+    # "hybrid" (BM25 + dense by RRF) or "bm25" (the index has no embeddings).
+    retrieval: str = "bm25"
+
+
+@dataclass(frozen=True)
 class Evidence:
     """One source the LLM sees: a snippet, ranked passages, or an earlier answer's source."""
 

@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 
 READER_DOWN = "The reader is unavailable; answering from snippets."
 NOTHING_READ = "The reader could not read any page; answering from snippets."
+LOCAL_ONLY = "The reader is unavailable; answering from local documents and snippets."
 SEARCH_OFF = "Web search is off (ORCHESTRATOR_WEB_SEARCH=off) and no local documents are searched."
 LLM_LOADING = (
     "The language model is still loading; the question starts when it is ready (up to {limit:g} s)."
@@ -50,7 +51,7 @@ async def _read_and_rank(state: RunState, urls: list[str], *, speculative: bool)
     Speculatively (while the snippet judge runs) this overlaps the ranker with the LLM too.
     """
     await read_pages(state, urls, speculative=speculative)
-    if state.pages:
+    if state.has_material:
         await chunks_step(state)
 
 
@@ -111,6 +112,10 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
             state.sink.warn(
                 "insufficient_evidence", "Follow-up searches found nothing new; answering."
             )
+            if state.has_material:
+                # The gap queries may still match passages of pages already read (or of local
+                # documents already found) that the earlier queries ranked too low.
+                await chunks_step(state)
             return state.best_evidence()
         urls = [h.url for h in ranked]
         if state.profile.snippet_judge:
@@ -119,10 +124,12 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
                 return answer
         else:  # speed: no snippet judge, read the few top pages straight away
             await _read_and_rank(state, urls, speculative=False)
-        if not state.pages:
+        if not state.has_material:
             why = READER_DOWN if state.reader_down else NOTHING_READ
             state.sink.warn("reader_unavailable", why)
             return state.snippets(top)
+        if state.reader_down and not state.pages:
+            state.sink.warn("reader_unavailable", LOCAL_ONLY)
         if not state.profile.chunk_judge:
             return state.chunk_evidence()
         verdict = await judge_step(state, "chunks", state.chunk_evidence())

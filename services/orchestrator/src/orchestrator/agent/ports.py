@@ -12,6 +12,7 @@ from typing import Generic, Literal, Protocol, TypeVar
 
 from orchestrator.agent.domain import (
     Evidence,
+    LocalPassages,
     PageRead,
     PageText,
     Passage,
@@ -178,30 +179,22 @@ class Ranker(Protocol):
         ...
 
 
-class StoredText(Protocol):
-    """A local document's stored text."""
-
-    @property
-    def title(self) -> str: ...
-    @property
-    def markdown(self) -> str: ...
-
-
 class Corpus(Protocol):
-    """The local documents' index."""
+    """The local documents' index: passages already chunked (and embedded) at commit time."""
 
-    async def search(self, query: str, *, top_k: int, timeout: float) -> list[SearchHit]:
-        """The best documents for ``query`` as hits with ``source="local"``.
+    async def search_passages(
+        self,
+        queries: Sequence[str],
+        *,
+        top_k: int,
+        timeout: float,
+        max_per_document: int = 3,
+        id_prefix: str = "",
+    ) -> LocalPassages:
+        """The best passages for ``queries`` (question first), every query's BM25 and dense
+        rankings fused by RRF; ``url`` of each passage is its document id (``local:...``).
 
         Raises:
             CorpusError: the index could not be searched.
-        """
-        ...
-
-    async def get(self, doc_id: str, *, timeout: float) -> StoredText | None:
-        """A document's stored text, or None when the index does not know it.
-
-        Raises:
-            CorpusError: the index could not be asked.
         """
         ...

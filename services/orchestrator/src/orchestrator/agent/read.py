@@ -1,12 +1,17 @@
-"""Steps 5-6: read pages through the reader (bounded, deadlined), then pick the best chunks."""
+"""Steps 5-6: read web pages through the reader (bounded, deadlined), then pick the passages.
+
+Web pages' passages come from the ranker (RankPassages over the pages read); local documents'
+from the index (SearchPassages: chunked and embedded at commit), both for every query so far;
+the two ranked lists are merged by rank into one evidence budget.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Sequence
 
+from orchestrator.agent import evidence
 from orchestrator.agent.domain import (
     CorpusError,
     PageRead,
@@ -25,32 +30,9 @@ logger = logging.getLogger(__name__)
 FALLBACK_CHUNK_CHARS = 2000
 
 
-async def _read_local(state: RunState, url: str) -> PageRead:
-    """A corpus document's stored text (GetDocument): never fetched, never sent anywhere."""
-    corpus = state.deps.corpus
-    start = time.monotonic()
-    if corpus is None:
-        return PageRead(url, "RPC_ERROR", error="UNAVAILABLE")
-    cap = state.settings.read_timeout_s
-    try:
-        async with asyncio.timeout(state.research_left(cap)):
-            doc = await corpus.get(url, timeout=state.research_left(cap))
-    except CorpusError as err:
-        return PageRead(url, "RPC_ERROR", error=err.code)
-    except TimeoutError:
-        return PageRead(url, "TIMEOUT")
-    ms = int((time.monotonic() - start) * 1000)
-    if doc is None:
-        return PageRead(url, "RPC_ERROR", error="NOT_FOUND", ms=ms)
-    status = "OK" if doc.markdown.strip() else "EMPTY"
-    return PageRead(url, status, title=doc.title, markdown=doc.markdown, final_url=url, ms=ms)
-
-
 async def _read_one(state: RunState, url: str, limit: asyncio.Semaphore) -> None:
     async with limit:
-        if origin_of(url) == "local":
-            page = await _read_local(state, url)
-        elif state.reader_down:
+        if state.reader_down:
             page = PageRead(url, "UNAVAILABLE")
         else:
             try:
@@ -79,11 +61,18 @@ async def _read_one(state: RunState, url: str, limit: asyncio.Semaphore) -> None
 
 
 async def read_pages(state: RunState, urls: Sequence[str], *, speculative: bool) -> None:
-    """Read the URLs not read before: ``read_concurrency`` at a time, within the batch timeout."""
+    """Read the URLs not read before: ``read_concurrency`` at a time, within the batch timeout.
+
+    Local documents are not read: the index serves their passages (chunks_step).
+    """
     todo = [u for u in dict.fromkeys(urls) if u not in state.attempted]
+    state.attempted.update(todo)
+    for url in todo:
+        if origin_of(url) == "local":
+            state.local_docs[url] = None
+    todo = [u for u in todo if origin_of(u) != "local"]
     if not todo:
         return
-    state.attempted.update(todo)
     state.sink.emit(
         "read.started",
         {"round": state.rounds, "urls": todo, "count": len(todo), "speculative": speculative},
@@ -130,7 +119,11 @@ def _fallback_passages(pages: Sequence[PageRead], budget_tokens: int) -> list[Pa
     return out
 
 
-async def _rank(state: RunState, pages: list[PageText], timeout: float) -> list[Passage]:
+async def _rank_web(state: RunState, timeout: float) -> list[Passage]:
+    """The ranker's passages over the web pages read so far (none read: none)."""
+    pages = [PageText(p.final_url or p.url, p.title, p.markdown) for p in state.pages.values()]
+    if not pages:
+        return []
     ranker = state.deps.ranker
     if state.settings.evidence == "chunk_per_url":
         return await ranker.rank_chunks(
@@ -145,37 +138,90 @@ async def _rank(state: RunState, pages: list[PageText], timeout: float) -> list[
     )
 
 
+def _local_top_k(state: RunState) -> int:
+    """Passages to ask the index for: what the budget holds at ``passage_words`` (~1.3
+    tokens a word), plus room for the merge; one per document for chunk_per_url."""
+    if state.settings.evidence == "chunk_per_url":
+        return state.evidence_sources
+    per_passage = max(1, int(state.settings.passage_words * 1.3))
+    return max(4, min(100, state.passage_budget() // per_passage + 4))
+
+
+async def _web_passages(state: RunState) -> tuple[list[Passage], str]:
+    """The web pages' passages and who ranked them (page order when the ranker fails)."""
+    cap = state.settings.ranker_timeout_s
+    try:
+        async with asyncio.timeout(state.research_left(cap)):
+            return await _rank_web(state, state.research_left(cap)), "ranker"
+    except (RankerUnavailable, TimeoutError):
+        state.sink.warn(
+            "ranker_unavailable", "The ranker is unavailable; using the search engine's order."
+        )
+        pages = list(state.pages.values())
+        if state.settings.evidence == "chunk_per_url":
+            return _fallback_chunks(pages, state.evidence_sources), "page_order"
+        return _fallback_passages(pages, state.passage_budget()), "page_order"
+
+
+async def _local_passages(state: RunState) -> tuple[list[Passage], str]:
+    """The index's passages for every query so far, and the retrieval it used; the passages
+    found while searching (``search``) when it fails now."""
+    corpus = state.deps.corpus
+    if not state.local_docs or corpus is None:
+        return [], ""
+    per_doc = 1 if state.settings.evidence == "chunk_per_url" else 4
+    cap = state.settings.ranker_timeout_s
+    try:
+        async with asyncio.timeout(state.research_left(cap)):
+            found = await corpus.search_passages(
+                (state.queries or [state.question])[-8:],  # the contract's limit: 8 queries
+                top_k=_local_top_k(state),
+                max_per_document=per_doc,
+                timeout=state.research_left(cap),
+            )
+    except (CorpusError, TimeoutError) as err:
+        logger.warning("local passages failed", extra={"error": str(err)})
+        state.sink.warn(
+            "local_unavailable",
+            "Local documents could not be searched again; using the passages found earlier.",
+        )
+        return sorted(state.local_passages.values(), key=lambda p: -p.score), "search"
+    return found.passages, found.retrieval
+
+
+def _merge(state: RunState, web: list[Passage], local: list[Passage]) -> list[Passage]:
+    """One ranked list within the evidence budget (or the chunk count for chunk_per_url)."""
+    if not local:
+        return web
+    merged = evidence.interleave(web, local) if web else local
+    if state.settings.evidence == "chunk_per_url":
+        return merged[: state.evidence_sources]
+    return evidence.within_budget(merged, state.passage_budget())
+
+
 async def chunks_step(state: RunState) -> None:
-    """Rank passages over every page read so far; page order if the ranker fails.
+    """Rank passages over every page read so far and every local document found; the web's
+    and the index's at once. Page order if the ranker fails.
 
     ``chunk_per_url`` asks for one chunk per URL against the question; ``passages`` for
     passages against every query so far, within the evidence budget.
     """
-    pages = list(state.pages.values())
-    by = "ranker"
-    with state.stage("chunks", pages=len(pages)) as span:
-        cap = state.settings.ranker_timeout_s
-        texts = [PageText(p.final_url or p.url, p.title, p.markdown) for p in pages]
-        try:
-            async with asyncio.timeout(state.research_left(cap)):
-                state.chunks = await _rank(state, texts, state.research_left(cap))
-        except (RankerUnavailable, TimeoutError):
-            by = "page_order"
-            state.sink.warn(
-                "ranker_unavailable", "The ranker is unavailable; using the search engine's order."
-            )
-            if state.settings.evidence == "chunk_per_url":
-                state.chunks = _fallback_chunks(pages, state.evidence_sources)
-            else:
-                state.chunks = _fallback_passages(pages, state.passage_budget())
+    with state.stage("chunks", pages=len(state.pages), local=len(state.local_docs)) as span:
+        async with asyncio.TaskGroup() as tg:
+            web_task = tg.create_task(_web_passages(state))
+            local_task = tg.create_task(_local_passages(state))
+        (web, by), (local, retrieval) = web_task.result(), local_task.result()
+        state.chunks = _merge(state, web, local)
         span.set_attribute("ae.chunks", len(state.chunks))
     state.sink.emit(
         "chunks.ranked",
         {
             "round": state.rounds,
-            "pages": len(pages),
+            "pages": len(state.pages),
+            "local_documents": len(state.local_docs),
             "count": len(state.chunks),
             "ranked_by": by,
+            "local_retrieval": retrieval,
             "urls": [c.url for c in state.chunks],
         },
     )

@@ -14,6 +14,7 @@ from orchestrator.agent.domain import (
     SearchHit,
     SearchResponse,
 )
+from orchestrator.agent.evidence import snippet_of
 from orchestrator.agent.fusion import rrf
 from orchestrator.agent.routing import Route, route
 from orchestrator.agent.state import RunState
@@ -78,7 +79,8 @@ async def _search(state: RunState, query: str, where: Route) -> SearchResponse:
 
 
 async def _local(state: RunState, query: str) -> list[SearchHit] | CorpusError:
-    """Search the corpus (in the ranker: nothing leaves the machine)."""
+    """Search the local documents' index (nothing leaves the machine): its best passage per
+    document becomes the hit's snippet; the passages are kept for the evidence."""
     start = time.perf_counter()
     corpus = state.deps.corpus
     if corpus is None:
@@ -86,13 +88,21 @@ async def _local(state: RunState, query: str) -> list[SearchHit] | CorpusError:
     cap = state.settings.ranker_timeout_s
     try:
         async with asyncio.timeout(state.research_left(cap)):
-            found = await corpus.search(
-                query, top_k=state.settings.corpus_top_k, timeout=state.research_left(cap)
+            found = await corpus.search_passages(
+                [query],
+                top_k=state.settings.corpus_top_k,
+                max_per_document=1,
+                timeout=state.research_left(cap),
             )
     except CorpusError as err:
         return err
     except TimeoutError:
         return CorpusError("DEADLINE_EXCEEDED", "The local documents search timed out.")
+    state.remember_local(found.passages)
+    hits = [
+        SearchHit(p.url, p.title, snippet_of(p.text), n, ("local",), score=p.score, source="local")
+        for n, p in enumerate(found.passages, start=1)
+    ]
     state.sink.emit(
         "search.completed",
         {
@@ -100,12 +110,13 @@ async def _local(state: RunState, query: str) -> list[SearchHit] | CorpusError:
             "query": query,
             "source": "local",
             "backend": "local",
-            "count": len(found),
+            "retrieval": found.retrieval,
+            "count": len(hits),
             "unresponsive_engines": [],
             "ms": round((time.perf_counter() - start) * 1000, 1),
         },
     )
-    return found
+    return hits
 
 
 Outcome = SearchResponse | SearchFailed | list[SearchHit] | CorpusError

@@ -61,7 +61,7 @@ class Deps:
     searcher: Searcher
     reader: Reader
     ranker: Ranker
-    # The ranker's corpus (local documents); None when the app has none wired.
+    # The index service (local documents); None when the app has none wired.
     corpus: Corpus | None = None
     # Whether the LLM server has loaded its model; None: assume it has (tests, no probe).
     llm_gate: ReadyGate | None = None
@@ -83,6 +83,10 @@ class RunState:
     pages: dict[str, PageRead] = field(default_factory=dict)
     attempted: set[str] = field(default_factory=set)
     chunks: list[Passage] = field(default_factory=list)
+    # Local documents among the kept results (never read: the index serves their passages),
+    # and the passages the index returned while searching, by (document, position).
+    local_docs: dict[str, None] = field(default_factory=dict)
+    local_passages: dict[tuple[str, int], Passage] = field(default_factory=dict)
     # What passages are ranked against: the question, the planner's rewrite, gap queries.
     queries: list[str] = field(default_factory=list)
     reader_down: bool = False
@@ -141,6 +145,16 @@ class RunState:
     def research_left(self, cap: float = float("inf")) -> float:
         """Timeout for a research call: ``cap`` or less, keeping the synthesis reserve."""
         return self.deadline.timeout(cap, reserve=self.settings.synthesis_reserve_s)
+
+    @property
+    def has_material(self) -> bool:
+        """True once there is something to rank passages over: pages read or local documents."""
+        return bool(self.pages) or bool(self.local_docs)
+
+    def remember_local(self, passages: Sequence[Passage]) -> None:
+        """Keep the index's passages seen while searching (the fallback if it fails later)."""
+        for p in passages:
+            self.local_passages.setdefault((p.url, p.index), p)
 
     def snippets(self, limit: int) -> list[Evidence]:
         """The best search snippets gathered so far, as evidence."""

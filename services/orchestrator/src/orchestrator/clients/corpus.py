@@ -11,7 +11,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from quarry.v1 import index_pb2, index_pb2_grpc, reader_pb2, reader_pb2_grpc
 
-from orchestrator.agent.domain import CorpusError, SearchHit
+from orchestrator.agent.domain import CorpusError, LocalPassages, Passage, SearchHit
 
 logger = logging.getLogger(__name__)
 
@@ -64,25 +64,6 @@ class CorpusStats:
     pending: int
     committed_at: str
     embedded: int = 0
-
-
-@dataclass(frozen=True)
-class LocalPassage:
-    """A passage of a local document, ranked by the index (BM25 + dense, or BM25 alone)."""
-
-    document_id: str
-    title: str
-    text: str
-    index: int
-    score: float
-
-
-@dataclass(frozen=True)
-class LocalPassages:
-    """SearchPassages' answer: passages best first and the retrieval used."""
-
-    passages: list[LocalPassage]
-    retrieval: str
 
 
 @dataclass(frozen=True)
@@ -153,7 +134,10 @@ class CorpusClient:
         )
 
     async def search(self, query: str, *, top_k: int, timeout: float) -> list[SearchHit]:
-        """The corpus's best documents for ``query`` as search hits (engine = "local")."""
+        """The corpus's best documents for ``query`` as search hits (engine = "local").
+
+        Whole documents: the agent asks for passages (search_passages) instead.
+        """
         request = index_pb2.SearchCorpusRequest(query=query, top_k=top_k)
         try:
             async with self._limit:
@@ -188,7 +172,7 @@ class CorpusClient:
         except grpc.aio.AioRpcError as err:
             raise _error(err, "SearchPassages") from None
         passages = [
-            LocalPassage(p.document_id, p.document_title, p.text, p.index, p.score)
+            Passage(p.document_id, p.document_title, p.text, p.score, p.index)
             for p in reply.passages
         ]
         return LocalPassages(passages, reply.retrieval)
