@@ -140,6 +140,12 @@ class SimRanker(ranker_pb2_grpc.RankerServicer):
             total_passages=len(request.pages),
         )
 
+    async def PreparePassages(
+        self, request: Any, context: Any
+    ) -> ranker_pb2.PreparePassagesResponse:
+        # Nothing is kept: every page is reported missing, so RankPassages gets its text.
+        return ranker_pb2.PreparePassagesResponse(missing_urls=[p.url for p in request.pages])
+
     # The pipeline bench searches the web only: the corpus is the subject of bench/corpus.
     async def _no_corpus(self, request: Any, context: Any) -> Any:
         await context.abort(grpc.StatusCode.UNIMPLEMENTED, "no corpus in the pipeline bench")

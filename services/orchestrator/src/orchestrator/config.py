@@ -253,6 +253,10 @@ class Settings(BaseServiceSettings):
     # the tokens kept for instructions, history and question (PROMPT_RESERVE_TOKENS).
     evidence_tokens: int = Field(default=0, ge=0, le=1_000_000)
     passage_words: int = Field(default=120, ge=16, le=2000)
+    # Send each page to the ranker (PreparePassages) as soon as it is read, so its likely
+    # passages are embedded while the other pages are still being read, off the path from
+    # the last read to RankPassages.
+    prepare_passages: bool = True
     # Search snippets kept as evidence beside the passages.
     evidence_snippets: int = Field(default=5, ge=0, le=50)
 

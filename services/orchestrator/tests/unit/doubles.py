@@ -75,6 +75,8 @@ class FakeRanker(ranker_pb2_grpc.RankerServicer):
         # RankPassages: pages held by (url, content_hash), and per call which pages had text.
         self.known: dict[tuple[str, str], tuple[str, str]] = {}
         self.sent_text: list[list[bool]] = []
+        # PreparePassages: per call, which pages had text.
+        self.prepared: list[list[bool]] = []
 
     async def RankResults(
         self,
@@ -112,6 +114,22 @@ class FakeRanker(ranker_pb2_grpc.RankerServicer):
             for p in pages[:top]
         ]
         return ranker_pb2.RankChunksResponse(chunks=chunks, total_chunks=len(request.pages))
+
+    async def PreparePassages(
+        self,
+        request: ranker_pb2.PreparePassagesRequest,
+        context: grpc.aio.ServicerContext[
+            ranker_pb2.PreparePassagesRequest, ranker_pb2.PreparePassagesResponse
+        ],
+    ) -> ranker_pb2.PreparePassagesResponse:
+        self.prepared.append([bool(p.markdown) for p in request.pages])
+        for p in request.pages:
+            if p.markdown:
+                self.known[(p.url, p.content_hash)] = (p.title, p.markdown)
+        missing = [p.url for p in request.pages if (p.url, p.content_hash) not in self.known]
+        return ranker_pb2.PreparePassagesResponse(
+            passages=len(request.pages) - len(missing), missing_urls=missing
+        )
 
     async def RankPassages(
         self,

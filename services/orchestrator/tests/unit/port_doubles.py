@@ -74,6 +74,8 @@ class PortRanker:
         self.corpus = CorpusState()
         # (queries, budget_tokens) of each rank_passages call.
         self.passage_calls: list[tuple[list[str], int]] = []
+        # URLs given to prepare_passages, in call order.
+        self.prepared: list[str] = []
 
     def _check_up(self) -> None:
         if not self.up:
@@ -90,6 +92,17 @@ class PortRanker:
             key=lambda h: (-len(q & _words(h.title + " " + h.snippet)), h.engine_rank),
         )
         return ranked[:top_k] if top_k else ranked
+
+    async def prepare_passages(
+        self,
+        queries: Sequence[str],
+        pages: Sequence[PageText],
+        *,
+        passage_words: int,
+        timeout: float,
+    ) -> None:
+        self._check_up()
+        self.prepared.extend(p.url for p in pages)
 
     async def rank_chunks(
         self, query: str, pages: Sequence[PageText], *, top_k: int, timeout: float

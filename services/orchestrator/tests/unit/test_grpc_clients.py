@@ -129,3 +129,26 @@ async def test_rank_passages_sends_a_pages_text_once_and_resends_what_the_ranker
     finally:
         await server.stop(0)
     assert fake.sent_text == [[True, True], [False, False], [False, False], [True, True]]
+
+
+async def test_prepared_pages_are_then_ranked_by_hash_alone() -> None:
+    fake = FakeCorpusRanker()
+    server = grpc_server(fake)
+    port = await server.start()
+    pages = [PageText("http://a.test/", "A", "cats purr"), PageText("http://b.test/", "B", "dogs")]
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            client = RankerClient(channel, limit=asyncio.Semaphore(2))
+            await client.prepare_passages(["cats"], pages[:1], passage_words=120, timeout=5)
+            found = await client.rank_passages(
+                ["cats"], pages, budget_tokens=500, passage_words=120, timeout=5
+            )
+            await server.stop(0)
+            with pytest.raises(RankerUnavailable):
+                await client.prepare_passages(["cats"], pages, passage_words=120, timeout=1)
+    finally:
+        await server.stop(0)
+    assert fake.prepared == [[True]]
+    # The prepared page crosses the wire once; the other one with the ranking call.
+    assert fake.sent_text == [[False, True]]
+    assert [p.url for p in found] == ["http://a.test/", "http://b.test/"]

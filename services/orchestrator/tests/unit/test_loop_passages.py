@@ -55,3 +55,17 @@ async def test_chunk_per_url_is_the_old_path() -> None:
     sources = first(events, "sources").data["sources"]
     assert all(s["passages"] == [PAGES[s["url"]][1].strip()] for s in sources)
     assert {e.kind for e in brain.judged[-1]} == {"chunk"}
+
+
+async def test_each_page_is_prepared_as_it_is_read_unless_switched_off() -> None:
+    searcher = ScriptedSearcher(default=hits(*URLS[:3], words="quarry"))
+    brain = ScriptedBrain(judgements=[INSUFFICIENT, SUFFICIENT])
+    async with harness(brain=brain, pages=PAGES, searcher=searcher) as h:
+        await h.run("quarry bridge")
+    assert sorted(h.ranker.prepared) == URLS[:3]
+    assert "RankPassages" in h.ranker.calls
+    brain = ScriptedBrain(judgements=[INSUFFICIENT, SUFFICIENT])
+    async with harness(brain=brain, pages=PAGES, searcher=searcher, prepare_passages=False) as off:
+        events = await off.run("quarry bridge")
+    assert off.ranker.prepared == []
+    assert {s["url"] for s in first(events, "sources").data["sources"]} == set(URLS[:3])

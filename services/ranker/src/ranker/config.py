@@ -35,3 +35,8 @@ class Settings(BaseServiceSettings):
     # Time one call may spend computing new vectors (the rest ranks by BM25 alone); also
     # at most 30 % of what is left of the caller's deadline.
     dense_seconds: float = Field(default=1.0, gt=0, le=60)
+    # PreparePassages (passages embedded while pages are still being read): per query and
+    # page, the BM25 top passages embedded, and such calls running at once (kept below
+    # cpu_concurrency so RankPassages never waits behind them for long).
+    prepare_candidates: int = Field(default=3, ge=1, le=100)
+    prepare_concurrency: int = Field(default=1, ge=1, le=64)

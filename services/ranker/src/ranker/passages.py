@@ -22,7 +22,7 @@ estimated tokens is spent.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -154,6 +154,37 @@ def _dense_lists(
     sims = q_vectors @ p_vectors.T
     lists = [[shortlist[j] for j in np.argsort(-row, kind="stable")] for row in sims]
     return lists, {i: p_vectors[j] for j, i in enumerate(shortlist)}
+
+
+def prepare_candidates(
+    analyzer: Analyzer, queries: Sequence[str], page: PreparedPage, per_page: int
+) -> list[str]:
+    """The passages of one page that RankPassages will most likely shortlist for ``queries``:
+    each query's BM25 top ``per_page`` on this page (a passage among a query's best over
+    all pages is among its best on its own page), best first, deduplicated."""
+    lists, _ = _bm25_lists(analyzer, queries, page.passages)
+    firsts = [order[:per_page] for order in lists]
+    picked: dict[int, None] = {}
+    for rank in range(per_page):  # round robin: every query's best before anyone's second
+        for order in firsts:
+            if rank < len(order):
+                picked.setdefault(order[rank], None)
+    return [page.passages[i] for i in picked]
+
+
+def embed_in_batches(
+    embedder: Embeds, texts: Sequence[str], *, until: float, stop: Callable[[], bool]
+) -> int:
+    """Embed ``texts`` (the cache keeps the vectors) in small batches until done, ``until``
+    (monotonic) passes or ``stop()`` says so; returns how many were embedded."""
+    done = 0
+    for start in range(0, len(texts), DENSE_BATCH):
+        if stop() or time.monotonic() > until:
+            break
+        batch = texts[start : start + DENSE_BATCH]
+        embedder.embed(list(batch))
+        done += len(batch)
+    return done
 
 
 def _completes(strong: str, passage_words: int) -> bool:

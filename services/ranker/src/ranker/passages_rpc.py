@@ -8,6 +8,7 @@ the cache no longer holds is named in ``missing_urls`` and the caller sends it a
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import logging
@@ -15,7 +16,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -25,7 +26,16 @@ from quarry.v1 import ranker_pb2
 from ranker.analyzer import Analyzer
 from ranker.bounds import check_query
 from ranker.errors import BoundExceededError, InvalidRequestError
-from ranker.passages import Embeds, PassageParams, PreparedPage, Ranked, prepare_page, rank_passages
+from ranker.passages import (
+    Embeds,
+    PassageParams,
+    PreparedPage,
+    Ranked,
+    embed_in_batches,
+    prepare_candidates,
+    prepare_page,
+    rank_passages,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -84,10 +94,11 @@ def _optional(request: ranker_pb2.RankPassagesRequest, name: str, default: int, 
     return value
 
 
-def params_from_proto(
-    analyzer: Analyzer, request: ranker_pb2.RankPassagesRequest, defaults: PassageParams
-) -> tuple[list[str], PassageParams]:
-    """Validate the queries and knobs of a RankPassagesRequest."""
+def _common(
+    analyzer: Analyzer,
+    request: ranker_pb2.RankPassagesRequest | ranker_pb2.PreparePassagesRequest,
+) -> tuple[list[str], int]:
+    """The deduplicated queries and the passage size, after checking them and the page count."""
     queries = list(dict.fromkeys(q.strip() for q in request.queries if q.strip()))
     if not queries:
         raise InvalidRequestError("queries must hold at least one non-empty query")
@@ -102,6 +113,14 @@ def params_from_proto(
         raise InvalidRequestError(
             f"passage_words must be between {MIN_PASSAGE_WORDS} and {MAX_PASSAGE_WORDS}"
         )
+    return queries, words
+
+
+def params_from_proto(
+    analyzer: Analyzer, request: ranker_pb2.RankPassagesRequest, defaults: PassageParams
+) -> tuple[list[str], PassageParams]:
+    """Validate the queries and knobs of a RankPassagesRequest."""
+    queries, words = _common(analyzer, request)
     params = PassageParams(
         budget_tokens=_optional(request, "budget_tokens", 3000, MAX_BUDGET_TOKENS),
         passage_words=words,
@@ -155,9 +174,15 @@ class PassageRpcs:
         cache: PageCache,
         embedder: Callable[[], Embeds | None],
         defaults: PassageParams,
+        prepare_in_thread: InThread[Any] | None = None,
+        prepare_candidates: int = 3,
     ) -> None:
+        """``prepare_in_thread`` runs PreparePassages (its own, smaller, pool of slots, so
+        background work never queues a RankPassages call behind it); default ``in_thread``."""
         self._analyzer = analyzer
         self._in_thread = in_thread
+        self._prepare_in_thread = prepare_in_thread or in_thread
+        self._prepare_candidates = prepare_candidates
         self._cache = cache
         self._embedder = embedder
         self._defaults = defaults
@@ -175,20 +200,28 @@ class PassageRpcs:
             # the passages not yet embedded instead of failing the call.
             share = max(0.0, (deadline - time.monotonic()) * DEADLINE_SHARE)
             params = dataclasses.replace(params, dense_seconds=min(params.dense_seconds, share))
+        pages, missing = self._pages(request.pages, params.passage_words)
+        ranked = rank_passages(self._analyzer, queries, pages, params, self._embedder())
+        return ranked, missing
+
+    def _pages(
+        self, messages: Sequence[ranker_pb2.PassagePage], passage_words: int
+    ) -> tuple[list[PreparedPage], list[str]]:
+        """The pages split into passages (from the cache when seen), and the URLs of pages
+        referred to by hash that the cache no longer holds."""
         pages: list[PreparedPage] = []
         missing: list[str] = []
-        for i, msg in enumerate(request.pages):
-            key = (msg.url, _check_page(i, msg), params.passage_words)
+        for i, msg in enumerate(messages):
+            key = (msg.url, _check_page(i, msg), passage_words)
             page = self._cache.get(key)
             if page is None and msg.markdown:
-                page = prepare_page(msg.url, msg.title, msg.markdown, params.passage_words)
+                page = prepare_page(msg.url, msg.title, msg.markdown, passage_words)
                 self._cache.put(key, page)
             if page is None:
                 missing.append(msg.url)
             else:
                 pages.append(page)
-        ranked = rank_passages(self._analyzer, queries, pages, params, self._embedder())
-        return ranked, missing
+        return pages, missing
 
     async def rank(
         self, request: ranker_pb2.RankPassagesRequest, context: Context
@@ -212,3 +245,56 @@ class PassageRpcs:
             logger.exception("RankPassages failed")
             await context.abort(grpc.StatusCode.INTERNAL, "internal error")
         return to_proto(ranked, missing)
+
+    def _prepare(
+        self,
+        request: ranker_pb2.PreparePassagesRequest,
+        queries: list[str],
+        words: int,
+        until: float,
+        stop: threading.Event,
+    ) -> ranker_pb2.PreparePassagesResponse:
+        pages, missing = self._pages(request.pages, words)
+        reply = ranker_pb2.PreparePassagesResponse(
+            passages=sum(len(p.passages) for p in pages), missing_urls=missing
+        )
+        embedder = self._embedder()
+        if embedder is None:
+            return reply
+        per_page = (
+            request.candidates_per_page
+            if request.HasField("candidates_per_page")
+            else self._prepare_candidates
+        )
+        texts = [
+            text
+            for page in pages
+            for text in prepare_candidates(self._analyzer, queries, page, min(per_page, 100))
+        ]
+        reply.embedded = embed_in_batches(embedder, texts, until=until, stop=stop.is_set)
+        reply.dense = True
+        return reply
+
+    async def prepare(
+        self, request: ranker_pb2.PreparePassagesRequest, context: Context
+    ) -> ranker_pb2.PreparePassagesResponse:
+        """Validate, then split and embed in a worker thread; a cancelled call (the caller
+        moved on to RankPassages) stops after the batch it is embedding."""
+        stop = threading.Event()
+        try:
+            queries, words = _common(self._analyzer, request)
+            left = context.time_remaining()
+            until = time.monotonic() + (self._defaults.dense_seconds * 10 if left is None else left)
+            reply: ranker_pb2.PreparePassagesResponse = await self._prepare_in_thread(
+                lambda: self._prepare(request, queries, words, until, stop)
+            )
+        except asyncio.CancelledError:
+            stop.set()
+            raise
+        except InvalidRequestError as err:
+            logger.info("rejected PreparePassages", extra={"reason": str(err)})
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
+        except Exception:  # anything else is our bug: log it, answer generically
+            logger.exception("PreparePassages failed")
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+        return reply

@@ -46,6 +46,9 @@ ChunksContext = grpc.aio.ServicerContext[
 PassagesContext = grpc.aio.ServicerContext[
     ranker_pb2.RankPassagesRequest, ranker_pb2.RankPassagesResponse
 ]
+PrepareContext = grpc.aio.ServicerContext[
+    ranker_pb2.PreparePassagesRequest, ranker_pb2.PreparePassagesResponse
+]
 
 
 def _weight(request: ranker_pb2.RankResultsRequest, name: str, default: float) -> float:
@@ -168,6 +171,7 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
         self._cpu = asyncio.Semaphore(settings.cpu_concurrency)
         self._settings = settings
         self._embedder: Embeds | None = None
+        self._prepare_slots = asyncio.Semaphore(settings.prepare_concurrency)
         self._passages = PassageRpcs(
             self._analyzer,
             self._in_thread,
@@ -176,6 +180,8 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
             defaults=PassageParams(
                 dense_candidates=settings.dense_candidates, dense_seconds=settings.dense_seconds
             ),
+            prepare_in_thread=lambda fn: in_thread(self._prepare_slots, fn),
+            prepare_candidates=settings.prepare_candidates,
         )
 
     async def warm_up(self) -> None:
@@ -252,3 +258,9 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
     ) -> ranker_pb2.RankPassagesResponse:
         """The evidence for a question: passages by BM25 + dense (RRF) within a budget."""
         return await self._passages.rank(request, context)
+
+    async def PreparePassages(
+        self, request: ranker_pb2.PreparePassagesRequest, context: PrepareContext
+    ) -> ranker_pb2.PreparePassagesResponse:
+        """Split pages and embed their likely candidates ahead of RankPassages."""
+        return await self._passages.prepare(request, context)

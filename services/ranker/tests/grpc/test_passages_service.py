@@ -129,3 +129,47 @@ async def test_bad_requests_are_invalid_argument(stub: Stub) -> None:
     }
     for needle, request in cases.items():
         assert needle in await _invalid(stub.RankPassages(request, timeout=10))
+
+
+async def test_prepared_pages_are_ranked_by_hash_afterwards(stub: Stub) -> None:
+    queries = ["how tall is the lighthouse", "bakery opening hours"]
+    prepared = await stub.PreparePassages(
+        pb.PreparePassagesRequest(
+            queries=queries, pages=_pages(), passage_words=16, candidates_per_page=1
+        ),
+        timeout=60,
+    )
+    assert prepared.dense
+    assert prepared.passages >= 5
+    # One candidate per query and page, at most: 2 queries x 2 pages.
+    assert 1 <= prepared.embedded <= 4
+    assert list(prepared.missing_urls) == []
+    # The pages were split and kept: RankPassages needs only their hashes now.
+    reply = await stub.RankPassages(
+        pb.RankPassagesRequest(queries=queries, pages=_pages(with_text=False), passage_words=16),
+        timeout=60,
+    )
+    assert list(reply.missing_urls) == []
+    assert reply.dense
+    assert {p.url for p in reply.passages} == {"https://tower.test/", "https://bakery.test/"}
+
+
+async def test_preparing_unknown_or_bad_pages(stub: Stub) -> None:
+    unknown = pb.PassagePage(url="https://new.test/", content_hash=_sha("never sent"))
+    reply = await stub.PreparePassages(
+        pb.PreparePassagesRequest(queries=["bread"], pages=[unknown]), timeout=60
+    )
+    assert list(reply.missing_urls) == ["https://new.test/"]
+    assert (reply.passages, reply.embedded) == (0, 0)
+    bad = pb.PreparePassagesRequest(queries=["  "], pages=_pages())
+    assert "at least one" in await _invalid(stub.PreparePassages(bad, timeout=60))
+
+
+@pytest.mark.parametrize("stub", [False], indirect=True)
+async def test_preparing_without_the_model_only_splits(stub: Stub) -> None:
+    reply = await stub.PreparePassages(
+        pb.PreparePassagesRequest(queries=["lighthouse"], pages=_pages()), timeout=60
+    )
+    assert not reply.dense
+    assert reply.embedded == 0
+    assert reply.passages >= 2

@@ -10,7 +10,9 @@ from ranker.passages import (
     PassageParams,
     PreparedPage,
     Vectors,
+    embed_in_batches,
     estimate_tokens,
+    prepare_candidates,
     prepare_page,
     rank_passages,
 )
@@ -161,3 +163,28 @@ def test_new_vectors_stop_at_the_time_bound_and_bm25_carries_the_rest() -> None:
     # The query, then one batch of passages: the time bound had passed.
     assert [len(c) for c in embedder.calls] == [1, 4]
     assert ranked.passages
+
+
+def test_prepare_candidates_are_each_querys_best_on_the_page_round_robin() -> None:
+    body = [
+        "The lighthouse keeper lit the lamp at dusk.",
+        "The lighthouse is 48 metres tall, the tallest lighthouse on the coast.",
+        "Bread from the bakery arrives each morning by boat.",
+        "The bakery bakes rye bread and bread rolls.",
+        *_filler(2),
+    ]
+    page = _page("https://a.test/", body, words=12)
+    picked = prepare_candidates(ANALYZER, ["tall lighthouse", "bakery bread"], page, 2)
+    # The first query's best, the second's best, then each one's runner-up.
+    assert picked == [page.passages[1], page.passages[3], page.passages[0], page.passages[2]]
+    assert prepare_candidates(ANALYZER, ["tall lighthouse"], page, 1) == [page.passages[1]]
+
+
+def test_embedding_in_batches_stops_when_told_or_out_of_time() -> None:
+    texts = [f"text {i}" for i in range(10)]
+    embedder = _Topic()
+    assert embed_in_batches(embedder, texts, until=float("inf"), stop=lambda: False) == 10
+    assert [len(c) for c in embedder.calls] == [4, 4, 2]
+    stops = iter([False, True])
+    assert embed_in_batches(embedder, texts, until=float("inf"), stop=lambda: next(stops)) == 4
+    assert embed_in_batches(embedder, texts, until=0.0, stop=lambda: False) == 0

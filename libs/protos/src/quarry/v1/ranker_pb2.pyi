@@ -163,3 +163,27 @@ class RankPassagesResponse(_message.Message):
     total_passages: int
     dense: bool
     def __init__(self, passages: _Optional[_Iterable[_Union[Passage, _Mapping]]] = ..., missing_urls: _Optional[_Iterable[str]] = ..., total_passages: _Optional[int] = ..., dense: _Optional[bool] = ...) -> None: ...
+
+class PreparePassagesRequest(_message.Message):
+    __slots__ = ("queries", "pages", "passage_words", "candidates_per_page")
+    QUERIES_FIELD_NUMBER: _ClassVar[int]
+    PAGES_FIELD_NUMBER: _ClassVar[int]
+    PASSAGE_WORDS_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATES_PER_PAGE_FIELD_NUMBER: _ClassVar[int]
+    queries: _containers.RepeatedScalarFieldContainer[str]
+    pages: _containers.RepeatedCompositeFieldContainer[PassagePage]
+    passage_words: int
+    candidates_per_page: int
+    def __init__(self, queries: _Optional[_Iterable[str]] = ..., pages: _Optional[_Iterable[_Union[PassagePage, _Mapping]]] = ..., passage_words: _Optional[int] = ..., candidates_per_page: _Optional[int] = ...) -> None: ...
+
+class PreparePassagesResponse(_message.Message):
+    __slots__ = ("passages", "embedded", "missing_urls", "dense")
+    PASSAGES_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDED_FIELD_NUMBER: _ClassVar[int]
+    MISSING_URLS_FIELD_NUMBER: _ClassVar[int]
+    DENSE_FIELD_NUMBER: _ClassVar[int]
+    passages: int
+    embedded: int
+    missing_urls: _containers.RepeatedScalarFieldContainer[str]
+    dense: bool
+    def __init__(self, passages: _Optional[int] = ..., embedded: _Optional[int] = ..., missing_urls: _Optional[_Iterable[str]] = ..., dense: _Optional[bool] = ...) -> None: ...

@@ -52,6 +52,11 @@ class RankerStub:
                 request_serializer=quarry_dot_v1_dot_ranker__pb2.RankPassagesRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_ranker__pb2.RankPassagesResponse.FromString,
                 _registered_method=True)
+        self.PreparePassages = channel.unary_unary(
+                '/quarry.v1.Ranker/PreparePassages',
+                request_serializer=quarry_dot_v1_dot_ranker__pb2.PreparePassagesRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_ranker__pb2.PreparePassagesResponse.FromString,
+                _registered_method=True)
 
 
 class RankerServicer:
@@ -83,6 +88,16 @@ class RankerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PreparePassages(self, request, context):
+        """Ahead of RankPassages, while the other pages are still being read: split pages into
+        passages (cached by url and content hash, like RankPassages' pages) and embed each query's
+        best BM25 candidates on each page, so the RankPassages call after the reads finds the
+        vectors of its shortlist cached. Best effort: cancelling it keeps what was done.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RankerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -100,6 +115,11 @@ def add_RankerServicer_to_server(servicer, server):
                     servicer.RankPassages,
                     request_deserializer=quarry_dot_v1_dot_ranker__pb2.RankPassagesRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_ranker__pb2.RankPassagesResponse.SerializeToString,
+            ),
+            'PreparePassages': grpc.unary_unary_rpc_method_handler(
+                    servicer.PreparePassages,
+                    request_deserializer=quarry_dot_v1_dot_ranker__pb2.PreparePassagesRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_ranker__pb2.PreparePassagesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -186,6 +206,33 @@ class Ranker:
             '/quarry.v1.Ranker/RankPassages',
             quarry_dot_v1_dot_ranker__pb2.RankPassagesRequest.SerializeToString,
             quarry_dot_v1_dot_ranker__pb2.RankPassagesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PreparePassages(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.Ranker/PreparePassages',
+            quarry_dot_v1_dot_ranker__pb2.PreparePassagesRequest.SerializeToString,
+            quarry_dot_v1_dot_ranker__pb2.PreparePassagesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -45,6 +45,12 @@ class RankerStub:
     The ranker keeps chunked and embedded pages in a bounded cache by (url, content_hash),
     so a caller sends a page's text once and refers to it by hash afterwards.
     """
+    PreparePassages: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.PreparePassagesRequest, _ranker_pb2.PreparePassagesResponse]
+    """Ahead of RankPassages, while the other pages are still being read: split pages into
+    passages (cached by url and content hash, like RankPassages' pages) and embed each query's
+    best BM25 candidates on each page, so the RankPassages call after the reads finds the
+    vectors of its shortlist cached. Best effort: cancelling it keeps what was done.
+    """
 
 @_typing.type_check_only
 class RankerAsyncStub(RankerStub):
@@ -62,6 +68,12 @@ class RankerAsyncStub(RankerStub):
     chosen within a token budget (several per page, neighbours, near-duplicates dropped).
     The ranker keeps chunked and embedded pages in a bounded cache by (url, content_hash),
     so a caller sends a page's text once and refers to it by hash afterwards.
+    """
+    PreparePassages: _aio.UnaryUnaryMultiCallable[_ranker_pb2.PreparePassagesRequest, _ranker_pb2.PreparePassagesResponse]  # type: ignore[assignment]
+    """Ahead of RankPassages, while the other pages are still being read: split pages into
+    passages (cached by url and content hash, like RankPassages' pages) and embed each query's
+    best BM25 candidates on each page, so the RankPassages call after the reads finds the
+    vectors of its shortlist cached. Best effort: cancelling it keeps what was done.
     """
 
 class RankerServicer(metaclass=_abc_1.ABCMeta):
@@ -95,6 +107,18 @@ class RankerServicer(metaclass=_abc_1.ABCMeta):
         chosen within a token budget (several per page, neighbours, near-duplicates dropped).
         The ranker keeps chunked and embedded pages in a bounded cache by (url, content_hash),
         so a caller sends a page's text once and refers to it by hash afterwards.
+        """
+
+    @_abc_1.abstractmethod
+    def PreparePassages(
+        self,
+        request: _ranker_pb2.PreparePassagesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ranker_pb2.PreparePassagesResponse, _abc.Awaitable[_ranker_pb2.PreparePassagesResponse]]:
+        """Ahead of RankPassages, while the other pages are still being read: split pages into
+        passages (cached by url and content hash, like RankPassages' pages) and embed each query's
+        best BM25 candidates on each page, so the RankPassages call after the reads finds the
+        vectors of its shortlist cached. Best effort: cancelling it keeps what was done.
         """
 
 def add_RankerServicer_to_server(servicer: RankerServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

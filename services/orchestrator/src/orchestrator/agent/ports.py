@@ -168,6 +168,22 @@ class Ranker(Protocol):
         """
         ...
 
+    async def prepare_passages(
+        self,
+        queries: Sequence[str],
+        pages: Sequence[PageText],
+        *,
+        passage_words: int,
+        timeout: float,
+    ) -> None:
+        """Ahead of ``rank_passages`` (best effort): split ``pages`` and embed their likely
+        passages for ``queries``; cancelling it keeps what was done.
+
+        Raises:
+            RankerUnavailable: the call failed (rank_passages does the work instead).
+        """
+        ...
+
     async def rank_chunks(
         self, query: str, pages: Sequence[PageText], *, top_k: int, timeout: float
     ) -> list[Passage]:

@@ -30,7 +30,25 @@ logger = logging.getLogger(__name__)
 FALLBACK_CHUNK_CHARS = 2000
 
 
-async def _read_one(state: RunState, url: str, limit: asyncio.Semaphore) -> None:
+async def _prepare(state: RunState, page: PageRead) -> None:
+    """PreparePassages for one page just read (best effort: a failure only means
+    RankPassages embeds its passages itself)."""
+    text = PageText(page.final_url or page.url, page.title, page.markdown)
+    cap = state.settings.ranker_timeout_s
+    try:
+        await state.deps.ranker.prepare_passages(
+            state.queries or [state.question],
+            [text],
+            passage_words=state.settings.passage_words,
+            timeout=state.research_left(cap),
+        )
+    except RankerUnavailable as err:
+        logger.info("prepare passages failed", extra={"url": page.url, "error": str(err)})
+
+
+async def _read_one(
+    state: RunState, url: str, limit: asyncio.Semaphore, preparing: list[asyncio.Task[None]]
+) -> None:
     async with limit:
         if state.reader_down:
             page = PageRead(url, "UNAVAILABLE")
@@ -45,6 +63,8 @@ async def _read_one(state: RunState, url: str, limit: asyncio.Semaphore) -> None
                 page = PageRead(url, "UNAVAILABLE", error=err.code)
     if page.usable:
         state.pages[url] = page
+        if state.settings.evidence == "passages" and state.settings.prepare_passages:
+            preparing.append(asyncio.create_task(_prepare(state, page)))
     state.sink.emit(
         "read.completed",
         {
@@ -79,16 +99,22 @@ async def read_pages(state: RunState, urls: Sequence[str], *, speculative: bool)
     )
     limit = asyncio.Semaphore(state.settings.read_concurrency)
     before = len(state.pages)
+    # Pages go to the ranker as they arrive; what is not prepared once the reads are done
+    # is cancelled (what was embedded stays cached) and RankPassages does the rest.
+    preparing: list[asyncio.Task[None]] = []
     with state.stage("read", urls=len(todo), speculative=speculative) as span:
         try:
             async with asyncio.timeout(state.research_left(state.settings.read_batch_timeout_s)):
                 async with asyncio.TaskGroup() as tg:
                     for url in todo:
-                        tg.create_task(_read_one(state, url, limit))
+                        tg.create_task(_read_one(state, url, limit, preparing))
         except TimeoutError:
             state.sink.warn(
                 "read_timeout", "Reading pages took too long; using the pages read so far."
             )
+        finally:
+            for task in preparing:
+                await cancel_and_wait(task)
         span.set_attribute("ae.pages_ok", len(state.pages) - before)
         span.set_attribute("ae.reader_down", state.reader_down)
 

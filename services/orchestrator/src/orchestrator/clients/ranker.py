@@ -146,6 +146,47 @@ class RankerClient:
                     self._known.pop((url, h), None)
         return [Passage(c.url, c.title, c.text, c.score, c.index) for c in reply.passages]
 
+    async def prepare_passages(
+        self,
+        queries: Sequence[str],
+        pages: Sequence[PageText],
+        *,
+        passage_words: int,
+        timeout: float,
+    ) -> None:
+        """PreparePassages: the pages' texts cross the wire here (the later RankPassages
+        refers to them by hash); not bounded by ``limit``: the ranker runs these calls in
+        its own, smaller pool, behind RankPassages.
+
+        Raises:
+            RankerUnavailable: on any gRPC error or a timeout.
+        """
+        hashes = [_sha256(p.markdown) for p in pages]
+        msgs = [
+            ranker_pb2.PassagePage(
+                url=p.url,
+                title=p.title,
+                content_hash=h,
+                markdown="" if (p.url, h) in self._known else p.markdown,
+            )
+            for p, h in zip(pages, hashes, strict=True)
+        ]
+        request = ranker_pb2.PreparePassagesRequest(
+            queries=list(dict.fromkeys(q for q in queries if q.strip()))[:MAX_QUERIES],
+            pages=msgs,
+            passage_words=passage_words,
+        )
+        try:
+            reply = await self._stub.PreparePassages(request, timeout=timeout)
+        except grpc.aio.AioRpcError as err:
+            raise _unavailable(err) from None
+        missing = set(reply.missing_urls)
+        for m in msgs:
+            if m.url in missing:  # evicted: the RankPassages call sends its text again
+                self._known.pop((m.url, m.content_hash), None)
+            else:
+                self._remember((m.url, m.content_hash))
+
     def _remember(self, key: tuple[str, str]) -> None:
         self._known[key] = None
         self._known.move_to_end(key)
