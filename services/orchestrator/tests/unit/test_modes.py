@@ -8,6 +8,7 @@ from dataclasses import replace
 from orchestrator.agent.modes import PROFILES, resolve_mode
 from orchestrator.llm.ready import ReadyGate
 from orchestrator.schemas import Judgement, Plan
+from quarry.v1 import index_pb2
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
 from services.orchestrator.tests.unit.harness import first, harness, types
@@ -114,3 +115,24 @@ async def test_a_question_gives_up_on_an_llm_that_never_loads() -> None:
     assert error["code"] == "llm_unavailable"
     assert "LLM_WAIT_S" in error["message"]
     assert h.searcher.queries == []
+
+
+async def test_balanced_shows_every_passage_of_a_page_and_speed_cuts_each_source() -> None:
+    paragraphs = [f"Harbour fact {i}: " + f"the harbour detail number {i}. " * 30 for i in range(3)]
+    outcomes = {}
+    for mode in ("balanced", "speed"):
+        brain = ScriptedBrain(
+            judgements=[Judgement(sufficiency="partial"), Judgement(sufficiency="sufficient")]
+        )
+        async with harness(brain=brain) as h:
+            h.ranker.corpus.committed["local:/n/harbour.md"] = index_pb2.Document(
+                id="local:/n/harbour.md", title="Harbour", markdown="\n\n".join(paragraphs)
+            )
+            await h.run("harbour fact", sources=("local",), mode=mode)
+        outcomes[mode] = brain.answered[-1][0].text
+    # The ranker fitted the passages to the budget: no per-source cut drops the last one
+    # (where a deep answer is) in balanced; speed's small prompt keeps 900 characters.
+    assert all(p.strip() in outcomes["balanced"] for p in paragraphs)
+    assert len(paragraphs[0]) * 3 > 2000
+    assert len(outcomes["speed"]) <= (PROFILES["speed"].source_chars or 0) + 1
+    assert paragraphs[2].strip() not in outcomes["speed"]

@@ -36,8 +36,10 @@ class ModeProfile:
     # Chunks given to the judge and the answer with ORCHESTRATOR_EVIDENCE=chunk_per_url;
     # None: ORCHESTRATOR_CHUNK_TOP_K.
     evidence_sources: int | None
-    # Characters of each source shown to the LLM (a cap on top of the token budget).
-    source_chars: int
+    # Characters of each source shown to the LLM, a cap on top of the token budget; None: only
+    # the budget (the ranker already fitted the passages to it, several per page: a per-source
+    # cut would drop a page's later passages, where deep answers are).
+    source_chars: int | None
     # Tokens of evidence (ORCHESTRATOR_EVIDENCE=passages), capping the setting's; None: the
     # setting's budget.
     evidence_tokens: int | None = None
@@ -69,7 +71,7 @@ PROFILES: dict[Mode, ModeProfile] = {
         evidence_sources=None,
         evidence_tokens=None,
         evidence_snippets=None,
-        source_chars=2000,
+        source_chars=None,
     ),
     "quality": ModeProfile(
         "quality",
@@ -81,7 +83,7 @@ PROFILES: dict[Mode, ModeProfile] = {
         evidence_sources=12,
         evidence_tokens=None,
         evidence_snippets=None,
-        source_chars=2000,
+        source_chars=None,
     ),
 }
 

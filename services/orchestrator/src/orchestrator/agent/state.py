@@ -202,8 +202,9 @@ class RunState:
         return self.chunk_evidence() or self.snippets(self.top_urls)
 
     def clip(self, items: Sequence[Evidence]) -> list[Evidence]:
-        """``evidence`` with each text cut to the mode's per-source size (what the LLM sees)."""
-        limit = self.profile.source_chars
+        """``evidence`` with each text cut to the mode's per-source size, else to the whole
+        evidence budget (what the LLM sees)."""
+        limit = self.profile.source_chars or self.evidence_budget() * CHARS_PER_TOKEN
         return [e if len(e.text) <= limit else replace(e, text=_cut(e.text, limit)) for e in items]
 
     @contextmanager
