@@ -59,7 +59,13 @@ def test_candidates_follow_the_model() -> None:
     assert pre.verdict == "candidate"
     assert combine(pre, CLARIFY, "q", []).action == "clarify"
     assert combine(pre, PROCEED, "q", []).action == "proceed"
-    assert prefilter("Photosynthesis", has_history=False).verdict == "candidate"
+
+
+@pytest.mark.parametrize("question", ["Photosynthesis", "Rust ownership", "Explain photosynthesis"])
+def test_a_short_topic_query_is_searched_even_when_the_model_asks_back(question: str) -> None:
+    pre = prefilter(question, has_history=False)
+    assert pre.verdict == "clear", pre
+    assert combine(pre, CLARIFY, question, []).action == "proceed"
 
 
 def test_relative_that_and_existential_there_do_not_refer() -> None:

@@ -4,10 +4,11 @@ Why: the embedded 1.5B model asked "What documents are you referring to?" back f
 make Quarry search my own documents?" (issue 14). A small model must not decide alone whether
 to question the user back, so the code decides what it can:
 
-* ``clear``: nothing points outside the question, and it has more than two words: it is
-  searched as asked; a model's "clarify" is overruled.
+* ``clear``: nothing points outside the question and it names something (however short:
+  "Rust ownership", "Explain photosynthesis" are topic queries, searched as a search engine
+  would): it is searched as asked; a model's "clarify" is overruled.
 * ``candidate``: a first question that points at something ("is it safe …") but also names
-  things, or a question of one or two words: the model's verdict decides.
+  things: the model's verdict decides.
 * ``unresolved``: a first question whose only subject is a pronoun or deixis ("How tall is
   it?", "tell me more about that"): nothing can be searched, so the engine asks back even
   when the model would proceed.
@@ -134,7 +135,10 @@ def prefilter(question: str, *, has_history: bool) -> Prefilter:
         verdict = "clear"  # pronouns resolve against the history (resolve_query)
     elif (referring and len(content) <= 1) or (words <= 2 and not content):
         verdict = "unresolved"
-    elif referring or words <= 2:
+    elif referring:
+        # A short question without a pronoun is a topic query: Qwen 1.5B asked "What is Rust
+        # ownership?" back for "Rust ownership" in one run of make test-models, and searched
+        # it in another; the engine searches it every time.
         verdict = "candidate"
     return Prefilter(verdict, referring, content, words)
 
