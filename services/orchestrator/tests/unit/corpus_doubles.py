@@ -7,6 +7,7 @@ ListDocuments shows staged changes, SearchCorpus and GetDocument only committed 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,28 @@ class CorpusState:
     passage_searches: list[list[str]] = field(default_factory=list)
     # Like the index's bound on staged text (RESOURCE_EXHAUSTED until a commit).
     max_staged_chars: int = 1 << 40
+
+    def paragraphs(
+        self, queries: Sequence[str], max_per_document: int, id_prefix: str = ""
+    ) -> list[tuple[int, str, int, str, str]]:
+        """SearchPassages' ranking: committed documents' paragraphs sharing words with any
+        query, most first, at most ``max_per_document`` each (0: no cap), as
+        (shared words, document id, position, title, text)."""
+        q = set().union(*(_words(query) for query in queries))
+        scored = [
+            (len(q & _words(para)), d.id, i, d.title, para)
+            for d in self.committed.values()
+            if d.id.startswith(id_prefix)
+            for i, para in enumerate(p for p in d.markdown.split("\n\n") if p.strip())
+        ]
+        per_doc: dict[str, int] = {}
+        hits = []
+        for s in sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1], s[2])):
+            if max_per_document and per_doc.get(s[1], 0) >= max_per_document:
+                continue
+            per_doc[s[1]] = per_doc.get(s[1], 0) + 1
+            hits.append(s)
+        return hits
 
 
 class CorpusMixin(index_pb2_grpc.IndexServicer):
@@ -140,20 +163,8 @@ class CorpusMixin(index_pb2_grpc.IndexServicer):
         """Paragraphs of committed documents sharing words with any query, most first."""
         self.corpus.calls.append("SearchPassages")
         self.corpus.passage_searches.append(list(request.queries))
-        q = set().union(*(_words(query) for query in request.queries))
-        scored = [
-            (len(q & _words(para)), d.id, i, d.title, para)
-            for d in self.corpus.committed.values()
-            for i, para in enumerate(p for p in d.markdown.split("\n\n") if p.strip())
-        ]
         cap = request.max_per_document if request.HasField("max_per_document") else 3
-        per_doc: dict[str, int] = {}
-        hits = []
-        for s in sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1], s[2])):
-            if cap and per_doc.get(s[1], 0) >= cap:
-                continue
-            per_doc[s[1]] = per_doc.get(s[1], 0) + 1
-            hits.append(s)
+        hits = self.corpus.paragraphs(request.queries, cap, request.id_prefix)
         top = request.top_k if request.HasField("top_k") else 8
         return index_pb2.SearchPassagesResponse(
             passages=[

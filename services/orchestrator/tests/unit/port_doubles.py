@@ -152,20 +152,10 @@ class PortCorpus:
             raise CorpusError("UNAVAILABLE", "SearchPassages failed: UNAVAILABLE")
         self.state.calls.append("SearchPassages")
         self.state.passage_searches.append(list(queries))
-        q = set().union(*(_words(query) for query in queries))
-        scored = [
-            (len(q & _words(para)), d.id, i, d.title, para)
-            for d in self.state.committed.values()
-            if d.id.startswith(id_prefix)
-            for i, para in enumerate(p for p in d.markdown.split("\n\n") if p.strip())
+        out = [
+            Passage(doc_id, title, text, float(n), i)
+            for n, doc_id, i, title, text in self.state.paragraphs(
+                queries, max_per_document, id_prefix
+            )
         ]
-        per_doc: dict[str, int] = {}
-        out: list[Passage] = []
-        for n, doc_id, i, title, text in sorted(
-            (s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1], s[2])
-        ):
-            if max_per_document and per_doc.get(doc_id, 0) >= max_per_document:
-                continue
-            per_doc[doc_id] = per_doc.get(doc_id, 0) + 1
-            out.append(Passage(doc_id, title, text, float(n), i))
         return LocalPassages(out[:top_k], "bm25")

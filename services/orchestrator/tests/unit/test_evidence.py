@@ -11,6 +11,7 @@ from orchestrator.agent.evidence import (
     from_passages,
     snippets_for,
 )
+from orchestrator.agent.fusion import fuse_passages
 from orchestrator.config import Settings
 
 
@@ -74,14 +75,14 @@ def test_the_budget_is_sized_to_the_models_context_unless_set() -> None:
     assert Settings(evidence_tokens=3000).evidence_budget_tokens() == 3000
 
 
-def test_interleave_merges_two_rankings_by_rank_and_keeps_each_passage_once() -> None:
+def test_fused_passages_merge_two_rankings_by_rank_and_keeps_each_passage_once() -> None:
     web = [Passage("http://a.test", "A", "a0", 9.0, 0), Passage("http://b.test", "B", "b3", 8.0, 3)]
     local = [
         Passage("local:/n.md", "N", "n1", 0.03, 1),
         Passage("http://a.test", "A", "a0", 0.02, 0),  # the same passage in both lists
         Passage("local:/n.md", "N", "n2", 0.01, 2),
     ]
-    merged = evidence.interleave(web, local)
+    merged = fuse_passages([web, local])
     # a0 is ranked by both (1st and 2nd): first; then the two firsts' runners-up by rank.
     assert [(p.url, p.index) for p in merged] == [
         ("http://a.test", 0),

@@ -22,7 +22,7 @@ estimated tokens is spent.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -144,11 +144,10 @@ def _dense_lists(
         return [], {}
     deadline = time.monotonic() + seconds
     q_vectors = embedder.embed(list(queries))
-    done: list[Vectors] = []
-    for start in range(0, len(shortlist), DENSE_BATCH):
-        if done and time.monotonic() > deadline:
-            break
-        done.append(embedder.embed([texts[i] for i in shortlist[start : start + DENSE_BATCH]]))
+    done = [
+        embedder.embed(batch)
+        for batch in _batches([texts[i] for i in shortlist], until=deadline, first_free=True)
+    ]
     p_vectors = np.concatenate(done)
     shortlist = shortlist[: len(p_vectors)]
     sims = q_vectors @ p_vectors.T
@@ -172,17 +171,29 @@ def prepare_candidates(
     return [page.passages[i] for i in picked]
 
 
+def _batches(
+    texts: Sequence[str],
+    *,
+    until: float,
+    stop: Callable[[], bool] = lambda: False,
+    first_free: bool = False,
+) -> Iterator[list[str]]:
+    """``texts`` in batches of DENSE_BATCH, best first, until ``until`` (monotonic) passes or
+    ``stop()`` says so; ``first_free``: the first batch comes whatever the time."""
+    for start in range(0, len(texts), DENSE_BATCH):
+        if not (first_free and start == 0) and (stop() or time.monotonic() > until):
+            return
+        yield list(texts[start : start + DENSE_BATCH])
+
+
 def embed_in_batches(
     embedder: Embeds, texts: Sequence[str], *, until: float, stop: Callable[[], bool]
 ) -> int:
     """Embed ``texts`` (the cache keeps the vectors) in small batches until done, ``until``
     (monotonic) passes or ``stop()`` says so; returns how many were embedded."""
     done = 0
-    for start in range(0, len(texts), DENSE_BATCH):
-        if stop() or time.monotonic() > until:
-            break
-        batch = texts[start : start + DENSE_BATCH]
-        embedder.embed(list(batch))
+    for batch in _batches(texts, until=until, stop=stop):
+        embedder.embed(batch)
         done += len(batch)
     return done
 

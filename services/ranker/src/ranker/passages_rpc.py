@@ -9,6 +9,7 @@ the cache no longer holds is named in ``missing_urls`` and the caller sends it a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import logging
@@ -16,7 +17,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -163,6 +164,20 @@ def to_proto(ranked: Ranked, missing: list[str]) -> ranker_pb2.RankPassagesRespo
     return reply
 
 
+@contextlib.asynccontextmanager
+async def _status_codes(context: Context, rpc: str) -> AsyncIterator[None]:
+    """A bad request becomes INVALID_ARGUMENT with its reason; anything else is our bug:
+    logged, and answered INTERNAL with a generic message."""
+    try:
+        yield
+    except InvalidRequestError as err:
+        logger.info("rejected %s", rpc, extra={"reason": str(err)})
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
+    except Exception:
+        logger.exception("%s failed", rpc)
+        await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+
+
 class PassageRpcs:
     """RankPassages; the CPU work (splitting, BM25, embedding) runs via ``in_thread``."""
 
@@ -227,7 +242,7 @@ class PassageRpcs:
         self, request: ranker_pb2.RankPassagesRequest, context: Context
     ) -> ranker_pb2.RankPassagesResponse:
         """Validate, then rank in a worker thread; errors become status codes."""
-        try:
+        async with _status_codes(context, "RankPassages"):
             queries, params = params_from_proto(self._analyzer, request, self._defaults)
             span = trace.get_current_span()
             span.set_attribute("quarry.ranker.pages", len(request.pages))
@@ -238,12 +253,6 @@ class PassageRpcs:
             )
             span.set_attribute("quarry.ranker.passages", ranked.total)
             span.set_attribute("quarry.ranker.dense", ranked.dense)
-        except InvalidRequestError as err:
-            logger.info("rejected RankPassages", extra={"reason": str(err)})
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
-        except Exception:  # anything else is our bug: log it, answer generically
-            logger.exception("RankPassages failed")
-            await context.abort(grpc.StatusCode.INTERNAL, "internal error")
         return to_proto(ranked, missing)
 
     def _prepare(
@@ -281,20 +290,15 @@ class PassageRpcs:
         """Validate, then split and embed in a worker thread; a cancelled call (the caller
         moved on to RankPassages) stops after the batch it is embedding."""
         stop = threading.Event()
-        try:
+        async with _status_codes(context, "PreparePassages"):
             queries, words = _common(self._analyzer, request)
             left = context.time_remaining()
             until = time.monotonic() + (self._defaults.dense_seconds * 10 if left is None else left)
-            reply: ranker_pb2.PreparePassagesResponse = await self._prepare_in_thread(
-                lambda: self._prepare(request, queries, words, until, stop)
-            )
-        except asyncio.CancelledError:
-            stop.set()
-            raise
-        except InvalidRequestError as err:
-            logger.info("rejected PreparePassages", extra={"reason": str(err)})
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
-        except Exception:  # anything else is our bug: log it, answer generically
-            logger.exception("PreparePassages failed")
-            await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+            try:
+                reply: ranker_pb2.PreparePassagesResponse = await self._prepare_in_thread(
+                    lambda: self._prepare(request, queries, words, until, stop)
+                )
+            except asyncio.CancelledError:
+                stop.set()
+                raise
         return reply

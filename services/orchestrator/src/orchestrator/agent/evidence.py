@@ -26,8 +26,6 @@ MIN_PASSAGE_TOKENS = 256
 GAP = "\n\n[…]\n\n"
 # A local passage shown as a search result's snippet (to the snippet judge and the ranker).
 SNIPPET_CHARS = 320
-# Reciprocal rank fusion's constant when web and local passages share one budget.
-RRF_K = 60
 
 
 def estimate_tokens(text: str) -> int:
@@ -111,20 +109,6 @@ def snippet_of(text: str, limit: int = SNIPPET_CHARS) -> str:
     head = text[:limit]
     end = head.rfind(". ")
     return head[: end + 1] if end > limit // 2 else head.rstrip() + "…"
-
-
-def interleave(*ranked: Sequence[Passage]) -> list[Passage]:
-    """Ranked lists merged by reciprocal rank (k = 60): the web ranker's passages and the
-    index's have incomparable scores, but their ranks mean the same; ties keep list order."""
-    scored: dict[tuple[str, int], tuple[float, int, Passage]] = {}
-    for which, passages in enumerate(ranked):
-        for rank, p in enumerate(passages, start=1):
-            key = (p.url, p.index)
-            old = scored.get(key)
-            score = 1.0 / (RRF_K + rank) + (old[0] if old else 0.0)
-            scored[key] = (score, old[1] if old else which, old[2] if old else p)
-    order = sorted(scored.values(), key=lambda t: (-t[0], t[1]))
-    return [p for _, _, p in order]
 
 
 def within_budget(passages: Sequence[Passage], budget_tokens: int) -> list[Passage]:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar
 
-from orchestrator.agent.domain import SearchHit
+from orchestrator.agent.domain import Passage, SearchHit
+
+T = TypeVar("T")
 
 #: The usual RRF constant (Cormack et al. 2009); the ranker uses the same default.
 RRF_K = 60
@@ -16,21 +19,33 @@ def origin_of(url: str) -> str:
     return "local" if url.startswith("local:") else "web"
 
 
-def rrf(lists: Sequence[Sequence[SearchHit]], k: int = RRF_K) -> list[SearchHit]:
-    """Fuse ordered lists: score(url) = sum over lists of 1 / (k + rank), rank 1-based.
-
-    Ties keep the order of first appearance (earlier list, then earlier position). The hit kept
-    for a URL is its first appearance; ``engine_rank`` becomes its 1-based fused position.
-    """
-    scores: dict[str, float] = {}
-    first: dict[str, SearchHit] = {}
-    for hits in lists:
-        seen: set[str] = set()
-        for rank, hit in enumerate(hits, start=1):
-            if hit.url in seen:  # a list's own duplicates count once, at their best rank
+def fuse(lists: Sequence[Sequence[T]], key: Callable[[T], Hashable], k: int = RRF_K) -> list[T]:
+    """Fuse ordered lists: score(item) = sum over lists of 1 / (k + rank), rank 1-based, items
+    identified by ``key``. Ties keep the order of first appearance (earlier list, then earlier
+    position); the item kept for a key is its first appearance."""
+    scores: dict[Hashable, float] = {}
+    first: dict[Hashable, T] = {}
+    for items in lists:
+        seen: set[Hashable] = set()
+        for rank, item in enumerate(items, start=1):
+            ident = key(item)
+            if ident in seen:  # a list's own duplicates count once, at their best rank
                 continue
-            seen.add(hit.url)
-            scores[hit.url] = scores.get(hit.url, 0.0) + 1.0 / (k + rank)
-            first.setdefault(hit.url, hit)
-    order = sorted(first, key=lambda url: -scores[url])  # stable: ties keep first appearance
-    return [dataclasses.replace(first[url], engine_rank=i) for i, url in enumerate(order, 1)]
+            seen.add(ident)
+            scores[ident] = scores.get(ident, 0.0) + 1.0 / (k + rank)
+            first.setdefault(ident, item)
+    order = sorted(first, key=lambda ident: -scores[ident])  # stable: ties keep first appearance
+    return [first[ident] for ident in order]
+
+
+def rrf(lists: Sequence[Sequence[SearchHit]], k: int = RRF_K) -> list[SearchHit]:
+    """Search hits fused by URL (see :func:`fuse`); ``engine_rank`` becomes the 1-based fused
+    position."""
+    fused = fuse(lists, lambda hit: hit.url, k)
+    return [dataclasses.replace(hit, engine_rank=i) for i, hit in enumerate(fused, 1)]
+
+
+def fuse_passages(lists: Sequence[Sequence[Passage]], k: int = RRF_K) -> list[Passage]:
+    """Passages fused by (url, position): the web ranker's and the index's scores are not
+    comparable, but their ranks mean the same."""
+    return fuse(lists, lambda p: (p.url, p.index), k)

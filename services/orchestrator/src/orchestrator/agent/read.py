@@ -21,7 +21,7 @@ from orchestrator.agent.domain import (
     ReaderUnavailable,
 )
 from orchestrator.agent.evidence import CHARS_PER_TOKEN
-from orchestrator.agent.fusion import origin_of
+from orchestrator.agent.fusion import fuse_passages, origin_of
 from orchestrator.agent.state import RunState
 
 logger = logging.getLogger(__name__)
@@ -219,7 +219,7 @@ def _merge(state: RunState, web: list[Passage], local: list[Passage]) -> list[Pa
     """One ranked list within the evidence budget (or the chunk count for chunk_per_url)."""
     if not local:
         return web
-    merged = evidence.interleave(web, local) if web else local
+    merged = fuse_passages([web, local]) if web else local
     if state.settings.evidence == "chunk_per_url":
         return merged[: state.evidence_sources]
     return evidence.within_budget(merged, state.passage_budget())
