@@ -23,6 +23,7 @@ from orchestrator.clients.reader import RUN_KEY
 from orchestrator.errors import RunFailed
 from orchestrator.events import API_VERSION, EventSink, RunStatus
 from orchestrator.llm.base import LLMError
+from orchestrator.policy import SEARCH_OFF
 from orchestrator.sessions import Turn
 
 logger = logging.getLogger(__name__)
@@ -30,7 +31,6 @@ logger = logging.getLogger(__name__)
 READER_DOWN = "The reader is unavailable; answering from snippets."
 NOTHING_READ = "The reader could not read any page; answering from snippets."
 LOCAL_ONLY = "The reader is unavailable; answering from local documents and snippets."
-SEARCH_OFF = "Web search is off (ORCHESTRATOR_WEB_SEARCH=off) and no local documents are searched."
 LLM_LOADING = (
     "The language model is still loading; the question starts when it is ready (up to {limit:g} s)."
 )

@@ -18,6 +18,7 @@ from orchestrator.api.routes import negotiate
 from orchestrator.api.runtime import Runtime
 from orchestrator.config import Settings
 from orchestrator.errors import ApiProblem, NotAcceptable, ResearchUnavailable
+from orchestrator.policy import research_sources
 from orchestrator.research.context import ResearchLLM
 from orchestrator.research.events import sse
 from orchestrator.research.manager import ResearchManager
@@ -92,11 +93,8 @@ async def start(body: ResearchRequest, request: Request, manager: ManagerDep) ->
     """Start a research run; follow it at ``events_url``."""
     await enforce(request, "research")  # per-client rate (429) before the in-flight cap (429)
     runtime: Runtime = request.app.state.runtime
-    asked: list[str] = list(body.options.sources or [])
-    sources = asked or list(runtime.deps.settings.default_sources())
-    record = await manager.create(
-        body.query, body.mode, body.session_id, list(dict.fromkeys(sources))
-    )
+    sources = research_sources(body.options.sources, runtime.deps.settings)  # 422 when none
+    record = await manager.create(body.query, body.mode, body.session_id, sources)
     return {
         "research_id": record.id,
         "status": record.status,
