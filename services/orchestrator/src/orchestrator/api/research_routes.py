@@ -3,6 +3,7 @@ cancel, export). The runs live in the ResearchManager, opened with the app (`ope
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -43,8 +44,13 @@ async def open_research(
     if not (hasattr(brain, "structured") and hasattr(brain, "stream")):
         yield None
         return
+    # Research calls go in the research lane (orchestrator/lanes.py): its judge calls too, so
+    # its Deps carry the research brain.
+    for_research = getattr(brain, "for_research", None)
+    brain = for_research() if callable(for_research) else brain
+    deps = dataclasses.replace(runtime.deps, brain=brain)
     store = await SqliteStore.open(settings.data_dir)
-    manager = ResearchManager(store, runtime.deps, cast(ResearchLLM, brain), runtime.sessions)
+    manager = ResearchManager(store, deps, cast(ResearchLLM, brain), runtime.sessions)
     try:
         await manager.start()
         yield manager

@@ -22,6 +22,7 @@ from orchestrator.clients.searxng import SearxngClient
 from orchestrator.config import Settings
 from orchestrator.corpus.indexer import Indexer
 from orchestrator.corpus.service import CorpusService
+from orchestrator.lanes import LlmLanes
 from orchestrator.llm.factory import build_llm
 from orchestrator.llm.ready import ReadyGate
 from orchestrator.offline import NoWebReader, NoWebSearcher
@@ -193,9 +194,10 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             web_on = settings.web_search == "on"
             searcher = search_service(settings, http) if web_on else None
             gate = ReadyGate(lambda t: llm.ping(timeout=t))
+            lanes = LlmLanes(settings.llm_max_inflight, settings.llm_research_inflight)
             deps = Deps(
                 settings=settings,
-                brain=LLMBrain(llm, settings, asyncio.Semaphore(settings.llm_max_inflight)),
+                brain=LLMBrain(llm, settings, lanes),
                 searcher=searcher if searcher is not None else NoWebSearcher(),
                 reader=reader if web_on else NoWebReader(),
                 ranker=ranker,

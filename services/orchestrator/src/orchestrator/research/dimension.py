@@ -178,9 +178,15 @@ async def research_dimension(ctx: Ctx, dim: Dimension, index: int) -> None:
 
 
 async def research_all(ctx: Ctx) -> None:
-    """Research every pending dimension at once (the process-wide limits bound the calls)."""
+    """Research every pending dimension, ``research_dimension_concurrency`` at a time (all at
+    once, a run's dimensions queued ahead of every other run's calls)."""
     pending = ctx.state.pending()
+    bound = asyncio.Semaphore(ctx.settings.research_dimension_concurrency)
+
+    async def one(dim: Dimension, index: int) -> None:
+        async with bound:
+            await research_dimension(ctx, dim, index)
+
     async with asyncio.TaskGroup() as tg:
         for dim in pending:
-            index = ctx.state.dimensions.index(dim)
-            tg.create_task(research_dimension(ctx, dim, index))
+            tg.create_task(one(dim, ctx.state.dimensions.index(dim)))
