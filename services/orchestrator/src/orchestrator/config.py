@@ -145,6 +145,10 @@ class Settings(BaseServiceSettings):
     index_max_inflight: int = Field(default=8, ge=1, le=256)
     searxng_max_inflight: int = Field(default=8, ge=1, le=256)
     llm_max_inflight: int = Field(default=4, ge=1, le=256)
+    # Of those, deep research may hold at most this many (orchestrator/lanes.py), so a quick
+    # question always finds a slot; 0: one fewer than llm_max_inflight. `make run` sets 1 for
+    # the single-slot embedded server.
+    llm_research_inflight: int = Field(default=0, ge=0, le=256)
     session_ttl_s: float = Field(default=1800.0, gt=0)
     session_max_chars: int = Field(default=60_000, ge=1000)
     # Conversation carried into the planner and the answer (questions + answers); oldest first out.
@@ -188,6 +192,8 @@ class Settings(BaseServiceSettings):
     research_max_llm_calls: int = Field(default=80, ge=3, le=10_000)
     research_max_dimensions: int = Field(default=6, ge=1, le=12)
     research_max_iterations: int = Field(default=3, ge=1, le=10)
+    # Dimensions researched at once (each runs its own rounds and LLM calls).
+    research_dimension_concurrency: int = Field(default=2, ge=1, le=12)
     research_max_evaluations: int = Field(default=3, ge=0, le=10)
     # Characters of findings and passages one report prompt may carry (about 4 per token).
     research_context_chars: int = Field(default=12_000, ge=2000, le=1_000_000)
