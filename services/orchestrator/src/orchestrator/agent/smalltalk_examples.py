@@ -239,4 +239,29 @@ QUESTION = (
     "hi again, what is the GDP of Brazil?",
     "thanks. could you also check the train times to Lyon?",
     "bye the way is a pun on what",
+    # Follow-ups: the planner rewrites them with the conversation (or asks back), so they are
+    # searched, unlike requests about what was said.
+    "what about it?",
+    "and why is that?",
+    "how so?",
+    "tell me more",
+    "go on",
+    "what about the second one?",
+    "and in Germany?",
+    "why?",
+    "is that still true today?",
+    "what about Windows?",
+    "more details please",
+    "any newer studies?",
+    # Bare words: too little to call small talk, so searched (numbers and codes never reach the
+    # model: see smalltalk_model._CODE).
+    "status",
+    "report",
+    "new",
+    "test",
+    "weather",
+    "news",
+    "python",
+    "help",
+    "now",
 )
