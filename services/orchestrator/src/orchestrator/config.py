@@ -217,10 +217,12 @@ class Settings(BaseServiceSettings):
     # outside CORPUS_DIR and ORCHESTRATOR_CORPUS_ROOTS. make run sets it (same user, same host).
     corpus_allow_outside: bool = False
     # Rate limits per client (token, else address) and endpoint family, in the `limits`
-    # package's notation ("10/minute", "10/minute;100/day") or "off".
-    rate_questions: str = "10/minute"
-    rate_research: str = "3/minute"
-    rate_indexing: str = "6/minute"
+    # package's notation ("10/minute", "10/minute;100/day"), "off", or "auto": sized for one
+    # person's UI, API clients and scripts without API tokens, tighter per token when tokens
+    # are set (the profiles are in api/ratelimit.py).
+    rate_questions: str = "auto"
+    rate_research: str = "auto"
+    rate_indexing: str = "auto"
     # A `rate_limit_near` warning once a client has used this share of a limit.
     rate_warn_at: float = Field(default=0.8, gt=0, le=1)
     # SSE / NDJSON streams send a keep-alive comment after this long without an event.
@@ -233,7 +235,7 @@ class Settings(BaseServiceSettings):
     @field_validator("rate_questions", "rate_research", "rate_indexing")
     @classmethod
     def _rate(cls, value: str) -> str:
-        if value.strip().lower() != "off":
+        if value.strip().lower() not in ("off", "auto"):
             parse_many(value)  # raises ValueError with the library's message
         return value.strip()
 

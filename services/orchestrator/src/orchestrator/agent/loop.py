@@ -175,7 +175,7 @@ async def _wait_for_llm(state: RunState) -> None:
 
 async def _run(state: RunState, outcome: RunOutcome) -> None:
     await _wait_for_llm(state)
-    if (kind := smalltalk.classify(state.question)) is not None:
+    if (kind := await smalltalk.classify(state.question)) is not None:
         # Greetings, thanks, "what did I ask?": no plan, no search, nothing leaves the machine.
         with state.stage("smalltalk", kind=kind):
             outcome.answer = await answer_without_sources(state, "conversation")

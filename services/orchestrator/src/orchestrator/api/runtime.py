@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import grpc
 import httpx
 
+from orchestrator.agent import smalltalk
 from orchestrator.agent.brain import LLMBrain
 from orchestrator.agent.state import Deps
 from orchestrator.clients import calls
@@ -179,6 +180,8 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         ranker_ch = calls.channel(settings.ranker_addr, _CHANNEL_OPTIONS)
         index_ch = calls.channel(settings.index_addr, _CHANNEL_OPTIONS)
         background: asyncio.Task[None] | None = None
+        # The small-talk classifier loads its embedder in a thread (~1-3 s), not on question 1.
+        warming = asyncio.create_task(smalltalk.preload())
         service: CorpusService | None = None
         db = await SqliteSessionDB.open(settings.data_dir) if settings.data_dir else None
         try:
@@ -223,6 +226,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             sessions = session_store(settings, db)
             yield Runtime(deps, sessions, probes, service, channels, searcher)
         finally:
+            warming.cancel()  # a load still running finishes in its thread, unawaited
             if background is not None:
                 background.cancel()
                 await asyncio.wait([background])
