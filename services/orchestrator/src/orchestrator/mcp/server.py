@@ -85,9 +85,9 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
         description="A past conversation: its questions, answers and sources, as Markdown.",
         mime_type="text/markdown",
     )
-    async def session(session_id: str) -> str:
-        # The SDK gives resource templates no request context.
-        found = await backend_of(None).session(session_id)
+    async def session(session_id: str, ctx: Ctx) -> str:
+        # The request context carries the caller: a session is shown only to its owner.
+        found = await backend_of(ctx).session(session_id)
         if found is None:
             raise ToolError(f"No session {session_id!r} (it may have expired).")
         return format_session(found)
