@@ -7,6 +7,7 @@ owners existed belong to the single-user default."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sqlite3
 from collections.abc import AsyncIterator
@@ -43,11 +44,24 @@ def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+def unnamed_id(token: str) -> str:
+    """An unnamed token's principal id as docs/security.md documents it."""
+    return "token:" + hashlib.sha256(token.encode()).hexdigest()[:24]
+
+
+def ids(named: bool) -> tuple[str, str]:
+    """The principal ids of ALICE's and BOB's tokens: their names, or ids from the tokens."""
+    return ("alice", "bob") if named else (unnamed_id(ALICE), unnamed_id(BOB))
+
+
 @asynccontextmanager
-async def team(world: World, data_dir: Path | None, **settings: Any) -> AsyncIterator[Api]:
-    """The app with users alice and bob and an admin, no rate limits in the way."""
+async def team(
+    world: World, data_dir: Path | None, *, named: bool = True, **settings: Any
+) -> AsyncIterator[Api]:
+    """The app with two users (named alice and bob, or two tokens given the way the docs
+    showed before names) and the admin root, no rate limits in the way."""
     config: dict[str, Any] = {
-        "api_tokens": f"alice:{ALICE},bob:{BOB}",
+        "api_tokens": f"alice:{ALICE},bob:{BOB}" if named else f"{ALICE},{BOB}",
         "admin_tokens": f"root:{ROOT}",
         "rate_questions": "off",
         "rate_research": "off",
@@ -104,11 +118,16 @@ async def _refused_like_nothing(api: Api, token: str, run_id: str) -> None:
         assert _detail(theirs, run_id) == _detail(nothing, run_id), (method, tail)
 
 
-@pytest.mark.parametrize("persist", [True, False], ids=["sqlite", "memory"])
+@pytest.mark.parametrize(
+    ("persist", "named"),
+    [(True, False), (False, True)],
+    ids=["sqlite-unnamed-tokens", "memory-named-tokens"],
+)
 async def test_user_b_cannot_see_or_touch_user_a_sessions_and_runs_over_http(
-    world: World, tmp_path: Path, persist: bool
+    world: World, tmp_path: Path, persist: bool, named: bool
 ) -> None:
-    async with team(world, tmp_path if persist else None) as api:
+    alice, bob = ids(named)
+    async with team(world, tmp_path if persist else None, named=named) as api:
         await ask(api, ALICE, "what causes tides", "work")
         run_id = await research(api, ALICE)
 
@@ -126,7 +145,7 @@ async def test_user_b_cannot_see_or_touch_user_a_sessions_and_runs_over_http(
         assert renamed.status_code == 404
         await _refused_like_nothing(api, BOB, run_id)
         # ... and naming A as the owner is refused too (only admins may).
-        for path in ("/v1/sessions?owner=alice", "/v1/sessions/work?owner=alice"):
+        for path in (f"/v1/sessions?owner={alice}", f"/v1/sessions/work?owner={alice}"):
             assert (await api.client.get(path, headers=auth(BOB))).status_code == 404, path
         assert (await api.client.get("/v1/research?owner=*", headers=auth(BOB))).status_code == 404
 
@@ -136,7 +155,7 @@ async def test_user_b_cannot_see_or_touch_user_a_sessions_and_runs_over_http(
         b_work = (await api.client.get("/v1/sessions/work", headers=auth(BOB))).json()
         assert [t["question"] for t in a_work["turns"]] == ["what causes tides"]
         assert [t["question"] for t in b_work["turns"]] == ["what are spring tides"]
-        assert (a_work["owner"], b_work["owner"]) == ("alice", "bob")
+        assert (a_work["owner"], b_work["owner"]) == (alice, bob)
 
         # A still has everything; the run answers A (a completed run is not resumable: 409).
         assert (await api.client.get(f"/v1/research/{run_id}", headers=auth(ALICE))).is_success
@@ -147,19 +166,18 @@ async def test_user_b_cannot_see_or_touch_user_a_sessions_and_runs_over_http(
 
         # The admin sees and acts on everyone's, naming the owner of a session.
         every = (await api.client.get("/v1/sessions?owner=*", headers=auth(ROOT))).json()
-        assert sorted((s["owner"], s["session_id"]) for s in every["sessions"]) == [
-            ("alice", "work"),
-            ("bob", "work"),
-        ]
+        assert sorted((s["owner"], s["session_id"]) for s in every["sessions"]) == sorted(
+            [(alice, "work"), (bob, "work")]
+        )
         assert (await api.client.get("/v1/sessions", headers=auth(ROOT))).json()["total"] == 0
-        shown = await api.client.get("/v1/sessions/work?owner=alice", headers=auth(ROOT))
+        shown = await api.client.get(f"/v1/sessions/work?owner={alice}", headers=auth(ROOT))
         assert shown.json()["turns"][0]["question"] == "what causes tides"
         report = await api.client.get(f"/v1/research/{run_id}/report.md", headers=auth(ROOT))
         assert report.status_code == 200
         assert report.text.startswith("# how do tides work")
-        listed = (await api.client.get("/v1/research?owner=alice", headers=auth(ROOT))).json()
-        assert [(r["research_id"], r["owner"]) for r in listed["runs"]] == [(run_id, "alice")]
-        gone = await api.client.delete("/v1/sessions/work?owner=alice", headers=auth(ROOT))
+        listed = (await api.client.get(f"/v1/research?owner={alice}", headers=auth(ROOT))).json()
+        assert [(r["research_id"], r["owner"]) for r in listed["runs"]] == [(run_id, alice)]
+        gone = await api.client.delete(f"/v1/sessions/work?owner={alice}", headers=auth(ROOT))
         assert gone.status_code == 204
         assert (await api.client.get("/v1/sessions/work", headers=auth(ALICE))).status_code == 404
         assert (await api.client.get("/v1/sessions/work", headers=auth(BOB))).status_code == 200
@@ -195,7 +213,8 @@ async def mcp_as(base: str, token: str) -> AsyncIterator[ClientSession]:
 
 
 async def test_openai_and_mcp_keep_each_users_data_their_own(world: World, tmp_path: Path) -> None:
-    async with team(world, tmp_path) as api:
+    _, bob = ids(named=False)
+    async with team(world, tmp_path, named=False) as api:
         # MCP: A's search tool makes a conversation only A's resource read shows.
         async with mcp_as(api.base, ALICE) as session:
             answer = mcp_text(await session.call_tool("search", {"query": "what causes tides"}))
@@ -227,7 +246,7 @@ async def test_openai_and_mcp_keep_each_users_data_their_own(world: World, tmp_p
         await _refused_like_nothing(api, ALICE, openai_run)
     assert a_runs["total"] == 0
     assert b_runs["total"] == 2
-    assert {r["owner"] for r in b_runs["runs"]} == {"bob"}
+    assert {r["owner"] for r in b_runs["runs"]} == {bob}
     assert openai_run in {r["research_id"] for r in b_runs["runs"]}
     assert [s["session_id"] for s in a_sessions["sessions"]] == [uri.group(0).rsplit("/", 1)[1]]
     assert all_runs["total"] == 2
