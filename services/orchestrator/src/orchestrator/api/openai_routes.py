@@ -24,7 +24,7 @@ from orchestrator.api import chat_format as fmt
 from orchestrator.api.openai_research import research_completion
 from orchestrator.api.problems import problem
 from orchestrator.api.ratelimit import enforce
-from orchestrator.api.routes import RuntimeDep
+from orchestrator.api.routes import PrincipalDep, RuntimeDep
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.events import Event, EventSink, ResultCollector
 from orchestrator.policy import SearchOff, research_sources, sources_for
@@ -160,8 +160,13 @@ def _completion(
 
 
 @router.post("/chat/completions", response_model=None)
-async def chat_completions(body: ChatRequest, request: Request, runtime: RuntimeDep) -> Response:
-    """Answer the last user message, with the earlier messages as the conversation."""
+async def chat_completions(
+    body: ChatRequest, request: Request, runtime: RuntimeDep, who: PrincipalDep
+) -> Response:
+    """Answer the last user message, with the earlier messages as the conversation.
+
+    Quick search keeps no session (the client sends the conversation each time); a research
+    run is the caller's, like one started with POST /v1/research."""
     notice = await enforce(request, "questions")
     if body.model not in MODELS:
         names = ", ".join(MODELS)
@@ -186,7 +191,7 @@ async def chat_completions(body: ChatRequest, request: Request, runtime: Runtime
         except SearchOff as err:
             return _openai_problem(422, err.detail, err.code, "invalid_request_error")
         return await research_completion(
-            research, body.model, question, sources, stream=body.stream
+            research.for_(who), body.model, question, sources, stream=body.stream
         )
     history = fmt.history_from_messages(texts[:-1])
     run_id = uuid.uuid4().hex
