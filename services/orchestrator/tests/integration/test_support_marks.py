@@ -82,3 +82,14 @@ async def test_the_openai_stream_carries_the_checked_answer(world: World) -> Non
     final = chunks[-1]["quarry"]
     assert final["support_score"] == 1.0
     assert final["sentences"][0]["support"] == "supported"
+
+
+async def test_code_is_never_given_a_citation(world: World) -> None:
+    code = "```\ntides caused by the gravitational pull of the Moon\n```\n"
+    async with stack(world) as s:
+        s.llm.queue("judge", judge("sufficient"))
+        s.llm.queue("synthesis", Say(f"{TRUE} [1].\n\n{code}"))
+        events = await s.ask()
+    (done,) = of(events, "answer.completed")
+    assert code in done["text"]  # the code line shares the page's words, and stays as written
+    assert done["sentences"][0]["support"] == "supported", done["sentences"]

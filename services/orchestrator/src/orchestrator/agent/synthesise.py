@@ -113,8 +113,35 @@ class _SentenceChecker:
         self._removed: list[int] = []
         self._replaced: list[dict[str, int]] = []
         self._added: list[int] = []
+        self._in_code = False
 
     def mark(self, sentence: str) -> SentenceMark:
+        """Check and mark one sentence; the parts of it inside a code block stay as written.
+
+        Code is quoted, not claimed: never checked, never given an [n] (a citation added to a
+        line of a code block breaks the code). A fence line has no words, so it comes glued to
+        the sentence before it: the sentence is cut at each fence.
+        """
+        if "```" not in sentence and not self._in_code:
+            return self._prose(sentence)
+        parts = sentence.split("```")
+        marks: list[SentenceMark] = []
+        for i, part in enumerate(parts):
+            if i:
+                self._in_code = not self._in_code
+            if self._in_code or not part.strip():
+                marks.append(SentenceMark(part, [], None, 0.0))
+            else:
+                marks.append(self._prose(part))
+        claims = [m for m in marks if m.support is not None]
+        text = "```".join(m.text for m in marks)
+        if not claims:
+            return SentenceMark(text, [], None, 0.0)
+        first = claims[0]
+        cites = [n for m in claims for n in m.citations]
+        return SentenceMark(text, list(dict.fromkeys(cites)), first.support, first.score)
+
+    def _prose(self, sentence: str) -> SentenceMark:
         checked = self._brain.check(sentence, self._sources)
         self._removed.extend(checked.removed_citations)
         self._replaced.extend(checked.replaced)
