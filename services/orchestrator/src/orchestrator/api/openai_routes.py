@@ -111,7 +111,9 @@ class ChunkEncoder:
     def __call__(self, event: Event) -> bytes:
         out = self._first()
         data = event.data
-        if event.type == "answer.delta":
+        if event.type == "answer.sentence":
+            # Checked sentences (corrected citations), not the raw deltas: a streamed
+            # completion cannot take text back.
             text = self._refs.feed(str(data["text"]))
             return out + (self._chunk({"content": text}) if text else b"")
         if event.type == "clarify":
@@ -120,6 +122,8 @@ class ChunkEncoder:
             self._sources = list(data["sources"])
         elif event.type == "answer.completed":
             self._meta["cited"] = data.get("cited", [])
+            self._meta["sentences"] = data.get("sentences", [])
+            self._meta["support_score"] = data.get("support_score")
             tail = self._refs.flush() + fmt.footnotes(self._sources)
             out += self._chunk({"content": tail}) if tail else b""
         elif event.type == "run.started":
@@ -141,7 +145,8 @@ def _completion(
 ) -> dict[str, Any]:
     answer = result["clarifying_question"] or result["answer"]
     content = fmt.to_footnote_refs(answer) + fmt.footnotes(result["sources"])
-    meta = {k: result[k] for k in ("run_id", "status", "cited", "warnings")}
+    keys = ("run_id", "status", "cited", "warnings", "sentences", "support_score")
+    meta = {k: result.get(k) for k in keys}
     return {
         "id": completion_id,
         "object": "chat.completion",
