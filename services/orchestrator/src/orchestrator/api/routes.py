@@ -128,13 +128,27 @@ async def answer_in_session(
     run_id: str,
     owner: str,
     edit: int | None = None,
+    keep_turn: bool = True,
 ) -> RunOutcome:
     """Run one question in ``owner``'s conversation (created on first use); keep the turn unless
     it failed.
 
     ``edit`` (0-based) re-asks that turn: the run sees only the turns before it, and the new
-    turn replaces it and every turn after it.
+    turn replaces it and every turn after it. ``keep_turn`` False (MCP's one-off tool calls):
+    no conversation is read or left behind.
     """
+    if not keep_turn:
+        outcome = await run_question(
+            runtime.deps,
+            sink,
+            question=query,
+            history=[],
+            options=options,
+            run_id=run_id,
+            session_id="",
+        )
+        logger.info("run finished", extra={"run_id": run_id, "status": outcome.status})
+        return outcome
     async with runtime.sessions.use(owner, session_id) as session:
         keep = len(session.turns) if edit is None else min(edit, len(session.turns))
         outcome = await run_question(

@@ -73,10 +73,12 @@ class LocalBackend:
                     self._runtime,
                     sink,
                     query=query,
-                    session_id=f"mcp-{run_id}",
+                    session_id="",
                     options=options,
                     run_id=run_id,
                     owner=owner,
+                    # a tool call is one question: no mcp-<id> conversation left behind
+                    keep_turn=False,
                 )
             finally:
                 sink.close()
