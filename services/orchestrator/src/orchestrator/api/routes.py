@@ -13,6 +13,8 @@ from fastapi.responses import JSONResponse, Response
 from orchestrator.agent.loop import RunOutcome, run_question
 from orchestrator.agent.state import RunOptions
 from orchestrator.api.models import (
+    MAX_OFFSET,
+    MAX_PAGE,
     SESSION_ID_PATTERN,
     Problem,
     SearchOptions,
@@ -202,8 +204,8 @@ async def _edit_index(runtime: Runtime, body: SearchRequest) -> int | None:
 @router.get("/sessions", response_model=SessionPage, responses=_PROBLEMS)
 async def list_sessions(
     runtime: RuntimeDep,
-    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
 ) -> dict[str, Any]:
     """Conversations, newest first: title (the first question, or the rename) and type."""
     sessions, total = await runtime.sessions.page(offset, limit)
