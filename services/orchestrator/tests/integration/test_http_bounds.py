@@ -160,3 +160,22 @@ async def test_a_body_trickled_byte_by_byte_gets_408_and_is_closed() -> None:
         assert answer.startswith(b"HTTP/1.1 408 Request Timeout")
         assert b"application/problem+json" in answer
         assert answer.endswith(b'"The request body did not arrive in time."}')
+
+
+async def test_a_body_over_the_bound_in_one_write_gets_its_413_not_a_reset() -> None:
+    # The server answers before reading the body; closing with the body unread made the
+    # kernel reset the connection, and the client lost the answer.
+    async with serve(Settings(port=0, max_body_bytes=64 * 1024)) as port:
+
+        def send() -> tuple[int, dict[str, str], Any]:
+            body = b'{"query": "' + b"a" * (1024 * 1024) + b'"}'
+            head = (
+                b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+            )
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+                sock.sendall(head + body)
+                return read_response(sock)
+
+        answers = [await asyncio.to_thread(send) for _ in range(3)]
+        assert [(status, body["status"]) for status, _, body in answers] == [(413, 413)] * 3

@@ -28,7 +28,7 @@ import asyncio
 import http
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import h11
 import uvicorn
@@ -40,9 +40,10 @@ from orchestrator.config import Settings
 
 logger = logging.getLogger(__name__)
 
-# After a refusal: how long, and how many bytes, the rest of the request is read and dropped.
+# After a refusal: how long, and how many bytes, the rest of the request is read and dropped
+# (a 1 MiB body answered 413 reaches its client; a far larger one may still meet a reset).
 LINGER_S = 5.0
-LINGER_BYTES = 1024 * 1024
+LINGER_BYTES = 4 * 1024 * 1024
 
 
 class ConnectionLimits:
@@ -93,6 +94,27 @@ class BoundedConnection(h11.Connection):
         return event
 
 
+class _GentleTransport:
+    """The transport uvicorn's request cycle writes to: its ``close()`` lingers while the
+    client is still sending a body (an early 413 or 401 with ``connection: close``)."""
+
+    def __init__(self, raw: asyncio.Transport, owner: GuardedH11Protocol) -> None:
+        self._raw = raw
+        self._owner = owner
+
+    def close(self) -> None:
+        if self._owner.conn.their_state is h11.SEND_BODY:
+            self._owner.linger()
+        else:
+            self._raw.close()
+
+    def is_closing(self) -> bool:
+        return self._raw.is_closing() or self._owner.lingering
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with the bounds above."""
 
@@ -105,13 +127,16 @@ class GuardedH11Protocol(H11Protocol):
         self._timer_for = ""  # "head" or "body"
         self._waiting_since = 0.0
         self._peer: str | None = None
-        self._lingering = False
+        self.lingering = False
         self._dropped = 0
+        self._raw: asyncio.Transport | None = None
 
     # --- connections per client ---
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self._raw = transport
+        self.transport = cast(asyncio.Transport, _GentleTransport(transport, self))
         peer = self.client[0] if self.client else "unknown"
         mine = self.limits.open.setdefault(peer, [])
         if len(mine) >= self.limits.max_per_client and not self._make_room(mine):
@@ -136,7 +161,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def waiting_on_client(self) -> bool:
         """True while the server waits for this client's head or body, not on its own work."""
-        return self._timer is not None and not self._lingering
+        return self._timer is not None and not self.lingering
 
     def evict(self) -> None:
         """Close to make room: a 503 if a request was begun, else just the connection."""
@@ -145,7 +170,7 @@ class GuardedH11Protocol(H11Protocol):
             self._refuse(503, "The connection waited too long on its request; send it again.")
         else:
             self._disarm()
-            self.transport.close()
+            self._close()
 
     def _forget_peer(self) -> None:
         if self._peer is None:
@@ -165,14 +190,14 @@ class GuardedH11Protocol(H11Protocol):
     # --- head size and deadlines ---
 
     def data_received(self, data: bytes) -> None:
-        if self._lingering:
+        if self.lingering:
             self._drop(len(data))
             return
         # In pieces smaller than the bound, so h11's incomplete-event check sees every head.
         step = max(1024, self.limits.max_head_bytes // 4)
         for start in range(0, len(data), step):
             super().data_received(data[start : start + step])
-            if self._lingering or self.transport.is_closing():
+            if self.transport.is_closing():
                 return
         self._track()
 
@@ -182,7 +207,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def _track(self) -> None:
         """Arm the deadline for what the server now waits on from the client, if anything."""
-        if self.transport.is_closing() or self._lingering:
+        if self.transport.is_closing():
             self._disarm()
             return
         their = self.conn.their_state
@@ -223,7 +248,7 @@ class GuardedH11Protocol(H11Protocol):
             if self._head_begun():
                 self._refuse(408, "The request head did not arrive in time.")
             else:
-                self.transport.close()
+                self._close()
 
     def _body_timeout(self) -> None:
         self._timer = None
@@ -245,10 +270,8 @@ class GuardedH11Protocol(H11Protocol):
         self._refuse(status if status in (400, 431) else 400, detail)
 
     def _refuse(self, status: int, detail: str) -> None:
-        """Answer ``status`` at once (the app's own answer, if any, is dropped) and close
-        gently: read and drop what the client still sends, so it is not met by a reset."""
+        """Answer ``status`` at once (the app's own answer, if any, is dropped) and linger."""
         self._disarm()
-        self._lingering = True
         if self.cycle is not None:
             self.cycle.disconnected = True  # the app's receive() sees a disconnect
             self.cycle.message_event.set()
@@ -261,17 +284,30 @@ class GuardedH11Protocol(H11Protocol):
                 f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
             )
             self.transport.write(head.encode() + body)
-        if self.transport.is_closing():
+        self.linger()
+
+    def linger(self) -> None:
+        """Close gently: send FIN after what was written, then read and drop what the client
+        still sends (for LINGER_S, up to LINGER_BYTES), so its kernel does not answer our
+        close with a reset that destroys the response before the client reads it."""
+        raw = self._raw
+        if raw is None or raw.is_closing() or self.lingering:
             return
-        if self.transport.can_write_eof():
-            self.transport.write_eof()
-        self.transport.resume_reading()
-        self.loop.call_later(LINGER_S, self.transport.close)
+        self._disarm()
+        self.lingering = True
+        if raw.can_write_eof():
+            raw.write_eof()
+        raw.resume_reading()
+        self.loop.call_later(LINGER_S, raw.close)
+
+    def _close(self) -> None:
+        if self._raw is not None:
+            self._raw.close()
 
     def _drop(self, size: int) -> None:
         self._dropped += size
         if self._dropped > LINGER_BYTES:
-            self.transport.close()
+            self._close()
 
 
 def protocol_for(limits: ConnectionLimits) -> type[GuardedH11Protocol]:
