@@ -75,6 +75,12 @@ class CorpusUnavailable(ApiProblem):
     title = "Corpus unavailable"
 
 
+def _unavailable(err: CorpusError) -> CorpusUnavailable:
+    # The index's own message (its addresses, its files) goes to the log, not to the caller.
+    logger.warning("the index service failed", extra={"code": err.code, "error": str(err)})
+    return CorpusUnavailable(f"The index service failed ({err.code}); the server log has more.")
+
+
 class CorpusService:
     """Serialises refreshes and remembers how the last one went."""
 
@@ -179,7 +185,7 @@ class CorpusService:
             except FolderMissing:
                 raise PathNotFound("The folder is no longer a directory on the server.") from None
             except CorpusError as err:
-                raise CorpusUnavailable(f"The index service failed: {err}") from None
+                raise _unavailable(err) from None
             self.last = result
             return result
 
@@ -204,7 +210,7 @@ class CorpusService:
         try:
             docs = await self._corpus.list_documents("", timeout=STATS_TIMEOUT_S)
         except CorpusError as err:
-            raise CorpusUnavailable(f"The index service failed: {err}") from None
+            raise _unavailable(err) from None
         last = self.last
         committed = last.stats if last is not None else None
         return {
