@@ -195,9 +195,9 @@ async def test_refusals_never_echo_a_path_the_client_did_not_send(
     link = tmp_path / "innocent-link"
     link.symlink_to(secret)
     (root / "gone").symlink_to(root / "nowhere-target")  # dangling, inside the root
-    server_paths = [str(secret), os.getcwd(), str(root), "nowhere-target"]
+    server_paths = [str(secret), str(Path.cwd()), str(root), "nowhere-target"]
     async with stack(corpus_world, corpus_dir=str(root), corpus_rescan_s=0) as s:
-        asked = [
+        asked: list[tuple[dict[str, Any], int]] = [
             ({"path": str(link)}, 403),
             ({"path": str(link), "allow_outside": True}, 403),
             ({"path": "/proc/self/cwd"}, 403),

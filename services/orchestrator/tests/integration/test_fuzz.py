@@ -6,6 +6,7 @@ request may get a 5xx. Derandomized and bounded (``CASES``): the same cases ever
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -57,7 +58,7 @@ class Served:
     def _run(self) -> None:
         try:
             asyncio.run(self._serve())
-        except BaseException as err:  # reported by __enter__
+        except Exception as err:  # noqa: BLE001 - reported by __enter__
             self._error = err
             self._ready.set()
 
@@ -87,7 +88,7 @@ class Served:
             server = uvicorn.Server(server_config(create_app(config), config))
             serving = asyncio.create_task(server.serve())
             async with asyncio.timeout(60):
-                while not server.started:
+                while not server.started:  # noqa: ASYNC110 - uvicorn offers no event
                     await asyncio.sleep(0.02)
             self.url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
             self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
@@ -131,6 +132,8 @@ def test_no_fuzzed_request_gets_a_5xx(served: Served) -> None:
             failures.append(f"{case.method} {case.formatted_path}: {response.text[:300]}")
 
     send()
-    print(f"\nfuzz: {sum(statuses.values())} cases, statuses {sorted(statuses.items())}")
+    sys.stdout.write(
+        f"\nfuzz: {sum(statuses.values())} cases, statuses {sorted(statuses.items())}\n"
+    )
     assert sum(statuses.values()) == CASES
     assert not failures, "\n".join(failures)

@@ -31,7 +31,7 @@ async def serve(settings: Settings, app: Any = None) -> AsyncIterator[int]:
     task = asyncio.create_task(server.serve())
     try:
         async with asyncio.timeout(30):
-            while not (server.started or task.done()):
+            while not (server.started or task.done()):  # noqa: ASYNC110 - no event to await
                 await asyncio.sleep(0.02)
         assert server.started, "uvicorn did not start"
         yield int(server.servers[0].sockets[0].getsockname()[1])
@@ -124,7 +124,7 @@ async def test_busy_connections_at_the_cap_refuse_a_newcomer_with_503() -> None:
         for _, writer in busy:
             writer.write(HEAD + b"\r\n")
         async with asyncio.timeout(10):
-            while started < 3:
+            while started < 3:  # noqa: ASYNC110 - a counter, no event to await
                 await asyncio.sleep(0.01)
 
         def newcomer() -> tuple[int, dict[str, str], Any]:

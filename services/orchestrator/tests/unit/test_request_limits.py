@@ -158,5 +158,6 @@ async def test_a_long_research_question_falls_back_to_a_scope_that_fits(length: 
     ctx = _ScopeCtx(query, None)
     await scope(cast(Ctx, ctx))
     (dim,) = ctx.state.dimensions
-    assert query.startswith(dim.title) and len(dim.title) <= 100
+    assert query.startswith(dim.title)
+    assert len(dim.title) <= 100
     assert ctx.state.brief  # the model's brief, else the question
