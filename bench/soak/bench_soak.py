@@ -1,8 +1,9 @@
 """Soak: the orchestrator's memory under steady load. The real orchestrator process (`python -m
-orchestrator`, default settings: 1,000 sessions in memory, the search cache, the rate limiter
-off) answers questions at concurrency 8 for ten minutes over the scripted LLM and SearXNG and
-the real reader, ranker and index, all on 127.0.0.1; every question is new (a new session, a
-new search). Its resident memory is sampled every few seconds and printed as a curve.
+orchestrator`, with the settings `make run` gives it: sessions in SQLite under a data directory,
+the newest 1,000 in memory, the search cache; the rate limiter off) answers questions at
+concurrency 8 for ten minutes over the scripted LLM and SearXNG and the real reader, ranker and
+index, all on 127.0.0.1; every question is new (a new session, a new search). Its resident
+memory is sampled every few seconds and printed as a curve.
 
 Verdict: after the warm-up (the first 40 % of the run, which fills the session cap and the
 caches), memory must be flat: the least-squares slope of RSS over the rest, times the number of
@@ -21,6 +22,7 @@ import asyncio
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -120,7 +122,7 @@ def verdict(soak: Soak) -> bool:
     return flat
 
 
-async def main(minutes: float) -> int:
+async def main(minutes: float, data_dir: str) -> int:
     async with (
         serve_world() as world,
         FakeLLM() as llm,
@@ -139,6 +141,7 @@ async def main(minutes: float) -> int:
             "LLM_MODEL": llm.model,
             # One benchmark client is many users: no per-client rate limit.
             "ORCHESTRATOR_RATE_QUESTIONS": "off",
+            "ORCHESTRATOR_DATA_DIR": data_dir,
         }
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -174,4 +177,9 @@ async def main(minutes: float) -> int:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="length of the soak")
-    sys.exit(asyncio.run(main(parser.parse_args().minutes)))
+    parser.add_argument(
+        "--no-data-dir", action="store_true", help="sessions in memory only (no SQLite)"
+    )
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="quarry-soak-") as tmp:
+        sys.exit(asyncio.run(main(args.minutes, "" if args.no_data_dir else tmp)))
