@@ -84,7 +84,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.rate_limiter = limiter = RateLimiter(settings)
+        app.state.rate_limiter = limiter = RateLimiter(settings, tokens=bool(tokens))
         try:
             async with factory(settings) as runtime, mcp.session_manager.run():
                 app.state.runtime = runtime

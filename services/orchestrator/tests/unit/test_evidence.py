@@ -12,6 +12,7 @@ from orchestrator.agent.evidence import (
     snippets_for,
 )
 from orchestrator.agent.fusion import fuse_passages
+from orchestrator.agent.synthesise import source_list
 from orchestrator.config import Settings
 
 
@@ -44,7 +45,7 @@ def test_a_snippet_leads_its_page_unless_the_passages_hold_it_and_unread_ones_fo
         _hit("http://c.test/", "Opened to the public in May 1889", 3),
     ]
     a, b, c = from_passages(passages, snippets)
-    assert a.text.startswith("Search result snippet: Height: 330 metres")
+    assert a.text == "Height: 330 metres\n\nThe tower is tall."
     assert a.passages == ("Height: 330 metres", "The tower is tall.")
     assert b.passages == ("It was built in 1889. It is 330 m tall.",)
     assert (c.url, c.kind, c.passages) == (
@@ -106,3 +107,13 @@ def test_snippet_of_ends_at_a_sentence_when_one_is_near_the_limit() -> None:
     assert len(cut) <= 100
     assert evidence.snippet_of("short  text\n", 100) == "short text"
     assert evidence.snippet_of("x" * 300, 100) == "x" * 100 + "…"
+
+
+def test_source_cards_show_the_pages_own_text_not_prompt_labels() -> None:
+    """The `sources` payload (what the web UI's cards show) carries only the page's words."""
+    passages = [Passage("http://a.test/", "A", "The tower is 330 m tall.", 1.0, index=3)]
+    snippets = [_hit("http://a.test/", "Eiffel Tower facts: opened in 1889.")]
+    (card,) = source_list(from_passages(passages, snippets))
+    assert card["excerpt"] == "Eiffel Tower facts: opened in 1889. The tower is 330 m tall."
+    assert card["passages"] == ["Eiffel Tower facts: opened in 1889.", "The tower is 330 m tall."]
+    assert "snippet" not in card["excerpt"].lower()

@@ -70,7 +70,12 @@ def _squash(text: str) -> str:
 
 
 def _page_source(passages: list[Passage], snippet: SearchHit | None) -> tuple[str, tuple[str, ...]]:
-    """A page's text: its snippet (unless the passages hold it), then passages in order."""
+    """A page's text: its snippet (unless the passages hold it), then passages in order.
+
+    Only the page's own words: the text is also what the user's source card shows (its
+    excerpt), so nothing addressed to the model (labels, instructions) belongs in it; the
+    prompt's fence already names the source's title and URL.
+    """
     ordered = sorted(passages, key=lambda p: p.index)
     parts: list[str] = []
     body = ""
@@ -81,7 +86,7 @@ def _page_source(passages: list[Passage], snippet: SearchHit | None) -> tuple[st
         parts.append(p.text.strip())
     if snippet is not None and _squash(snippet.snippet) not in _squash(body):
         lead = snippet.snippet.strip()
-        return f"Search result snippet: {lead}\n\n{body}", (lead, *parts)
+        return f"{lead}\n\n{body}", (lead, *parts)
     return body, tuple(parts)
 
 

@@ -50,7 +50,9 @@ async def research_completion(
     try:
         record = await manager.create(question, "deep-research", None, sources)
     except ApiProblem as err:  # the in-flight cap
-        return _problem(err.status, err.detail, "rate_limit_exceeded", "rate_limit_error")
+        refused = _problem(err.status, err.detail, "rate_limit_exceeded", "rate_limit_error")
+        refused.headers.update(getattr(err, "headers", None) or {})  # its Retry-After
+        return refused
     completion_id = f"chatcmpl-{record.id}"
     if stream:
         chunks = _chunks(manager, record.id, completion_id, model)

@@ -27,6 +27,7 @@ from orchestrator.api.ratelimit import enforce
 from orchestrator.api.routes import RuntimeDep
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.events import Event, EventSink, ResultCollector
+from orchestrator.policy import SearchOff, research_sources, sources_for
 
 SEARCH_MODEL = "quarry-search"
 RESEARCH_MODEL = "quarry-research"
@@ -180,7 +181,10 @@ async def chat_completions(body: ChatRequest, request: Request, runtime: Runtime
         return _openai_problem(400, detail, "question_too_long", "invalid_request_error")
     if body.model == RESEARCH_MODEL and research is not None:
         await enforce(request, "research")
-        sources = list(runtime.deps.settings.default_sources())
+        try:
+            sources = list(research_sources(None, runtime.deps.settings))
+        except SearchOff as err:
+            return _openai_problem(422, err.detail, err.code, "invalid_request_error")
         return await research_completion(
             research, body.model, question, sources, stream=body.stream
         )
@@ -188,7 +192,7 @@ async def chat_completions(body: ChatRequest, request: Request, runtime: Runtime
     run_id = uuid.uuid4().hex
     completion_id = f"chatcmpl-{run_id}"
     settings = runtime.deps.settings
-    options = RunOptions(sources=settings.default_sources())
+    options = RunOptions(sources=sources_for(None, settings))
 
     async def run(sink: EventSink) -> None:
         if notice is not None:

@@ -3,6 +3,7 @@ cancel, export). The runs live in the ResearchManager, opened with the app (`ope
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,6 +19,7 @@ from orchestrator.api.routes import negotiate
 from orchestrator.api.runtime import Runtime
 from orchestrator.config import Settings
 from orchestrator.errors import ApiProblem, NotAcceptable, ResearchUnavailable
+from orchestrator.policy import research_sources
 from orchestrator.research.context import ResearchLLM
 from orchestrator.research.events import sse
 from orchestrator.research.manager import ResearchManager
@@ -42,8 +44,13 @@ async def open_research(
     if not (hasattr(brain, "structured") and hasattr(brain, "stream")):
         yield None
         return
+    # Research calls go in the research lane (orchestrator/lanes.py): its judge calls too, so
+    # its Deps carry the research brain.
+    for_research = getattr(brain, "for_research", None)
+    brain = for_research() if callable(for_research) else brain
+    deps = dataclasses.replace(runtime.deps, brain=brain)
     store = await SqliteStore.open(settings.data_dir)
-    manager = ResearchManager(store, runtime.deps, cast(ResearchLLM, brain), runtime.sessions)
+    manager = ResearchManager(store, deps, cast(ResearchLLM, brain), runtime.sessions)
     try:
         await manager.start()
         yield manager
@@ -97,11 +104,8 @@ async def start(body: ResearchRequest, request: Request, manager: ManagerDep) ->
     """Start a research run; follow it at ``events_url``."""
     await enforce(request, "research")  # per-client rate (429) before the in-flight cap (429)
     runtime: Runtime = request.app.state.runtime
-    asked: list[str] = list(body.options.sources or [])
-    sources = asked or list(runtime.deps.settings.default_sources())
-    record = await manager.create(
-        body.query, body.mode, body.session_id, list(dict.fromkeys(sources))
-    )
+    sources = research_sources(body.options.sources, runtime.deps.settings)  # 422 when none
+    record = await manager.create(body.query, body.mode, body.session_id, sources)
     return {
         "research_id": record.id,
         "status": record.status,

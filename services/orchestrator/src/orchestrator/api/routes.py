@@ -29,6 +29,7 @@ from orchestrator.api.runtime import Runtime
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.errors import InvalidEdit, NotAcceptable, SessionNotFound
 from orchestrator.events import Event, EventSink, ResultCollector
+from orchestrator.policy import sources_for
 from orchestrator.sessions import Turn
 
 logger = logging.getLogger(__name__)
@@ -79,18 +80,18 @@ router = APIRouter(prefix="/v1", tags=["v1"])
 
 
 def run_options(runtime: Runtime, opts: SearchOptions) -> RunOptions:
-    """A request's options over the server's defaults."""
+    """A request's options over the server's defaults.
+
+    Raises:
+        SearchOff: the request asked only for sources that are off (422, before anything runs).
+    """
     return RunOptions(
         max_rounds=opts.max_rounds,
         prefetch=opts.prefetch,
         categories=opts.categories,
         language=opts.language,
         time_range=opts.time_range,
-        sources=(
-            runtime.deps.settings.allowed_sources(opts.sources)
-            if opts.sources
-            else runtime.deps.settings.default_sources()
-        ),
+        sources=sources_for(opts.sources, runtime.deps.settings),
         allow_unsourced=opts.allow_unsourced,
         search_cache=opts.search_cache,
         mode=opts.mode,

@@ -18,6 +18,7 @@ from orchestrator.corpus.indexer import Counts
 from orchestrator.errors import ApiProblem
 from orchestrator.events import EventSink, ResultCollector
 from orchestrator.mcp.backend import Progress, ToolError, research_progress_line
+from orchestrator.policy import SearchOff, research_sources
 from orchestrator.research.manager import ResearchManager
 from orchestrator.research.views import report_markdown
 
@@ -44,7 +45,10 @@ class LocalBackend:
     async def search(self, query: str, sources: list[str] | None, progress: Progress) -> Any:
         """One quick-search run in a new session; progress lines as the run goes."""
         await self._limit("questions")
-        options = run_options(self._runtime, SearchOptions.model_validate({"sources": sources}))
+        try:
+            options = run_options(self._runtime, SearchOptions.model_validate({"sources": sources}))
+        except SearchOff as err:
+            raise ToolError(err.detail) from None
         sink = EventSink()
         collector = ResultCollector()
         run_id = uuid.uuid4().hex
@@ -105,8 +109,8 @@ class LocalBackend:
         manager = self._research
         if manager is None:
             raise ToolError("Deep research is not available on this Quarry server.")
-        sources = list(self._runtime.deps.settings.default_sources())
         try:
+            sources = research_sources(None, self._runtime.deps.settings)
             record = await manager.create(query, mode, None, sources)
         except ApiProblem as err:  # the in-flight cap
             raise ToolError(err.detail) from None

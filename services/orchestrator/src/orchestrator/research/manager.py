@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 
 from orchestrator.agent.state import Deps
 from orchestrator.errors import ResearchConflict, ResearchNotFound, TooManyResearchRuns
+from orchestrator.policy import research_sources
 from orchestrator.research.context import ResearchLLM
 from orchestrator.research.phases import dimension_list, replace_dimensions
 from orchestrator.research.runner import ResearchRun
@@ -131,8 +132,12 @@ class ResearchManager:
         """Store and start a new run.
 
         Raises:
+            SearchOff: nothing is left to search (web search off, no local documents).
             TooManyResearchRuns: the in-flight cap is reached.
         """
+        # The entry points asked the policy already; asking again costs nothing and keeps a
+        # future entry point that forgot from starting a run that reaches the web.
+        sources = research_sources(sources, self._settings)
         now = time.time()
         state = ResearchState(sources_opt=list(sources))
         record = RunRecord(
