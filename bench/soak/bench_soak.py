@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -73,15 +74,30 @@ class Soak:
     done: int = 0
 
 
+def final_status(sse: str) -> str:
+    """The status of the `run.completed` event in an SSE body."""
+    for block in sse.split("\n\n"):
+        if "event: run.completed" in block:
+            data = next(ln for ln in block.splitlines() if ln.startswith("data:"))
+            return str(json.loads(data[5:]).get("status"))
+    return "no run.completed"
+
+
 async def ask_forever(client: httpx.AsyncClient, soak: Soak, worker: int, until: float) -> None:
+    """Ask new questions back to back, as the web UI does (an SSE stream each), or with
+    ``Accept: application/json`` every other time, as a script does."""
     n = 0
     while time.monotonic() < until:
         n += 1
         body = {"query": f"what causes tides, question {worker}-{n}"}
         try:
-            reply = await client.post("/v1/search", json=body, headers=JSON)
-            outcome = reply.json().get("status", str(reply.status_code))
-        except (httpx.HTTPError, ValueError) as err:
+            if n % 2:
+                async with client.stream("POST", "/v1/search", json=body) as reply:
+                    outcome = final_status((await reply.aread()).decode())
+            else:
+                reply = await client.post("/v1/search", json=body, headers=JSON)
+                outcome = reply.json().get("status", str(reply.status_code))
+        except (httpx.HTTPError, ValueError, StopIteration) as err:
             outcome = type(err).__name__
         soak.outcomes[outcome] += 1
         soak.done += 1
@@ -93,7 +109,10 @@ async def sample(pid: int, soak: Soak, start: float, until: float, fakes: list[A
             fake.requests.clear()
         elapsed = time.monotonic() - start
         soak.samples.append((elapsed, soak.done, rss_mb(pid)))
-        print(f"  {elapsed:6.0f} s  {soak.done:6d} questions  RSS {soak.samples[-1][2]:7.1f} MB")
+        print(
+            f"  {elapsed:6.0f} s  {soak.done:6d} questions  RSS {soak.samples[-1][2]:7.1f} MB",
+            flush=True,
+        )
         await asyncio.sleep(SAMPLE_S)
     soak.samples.append((time.monotonic() - start, soak.done, rss_mb(pid)))
 
