@@ -156,6 +156,10 @@ class Settings(BaseServiceSettings):
     # Conversation carried into the planner and the answer (questions + answers); oldest first out.
     history_chars: int = Field(default=48_000, ge=0, le=1_000_000)
     max_sessions: int = Field(default=1000, ge=1)
+    # Characters of turns (answers, sources and the passages each model saw) all sessions in
+    # memory may hold; the least recently used idle ones go first (with a data directory they
+    # come back from SQLite on their next use).
+    session_cache_chars: int = Field(default=16_000_000, ge=100_000)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
     ready_timeout_s: float = Field(default=2.0, gt=0, le=30)
 
