@@ -214,6 +214,8 @@ class Settings(BaseServiceSettings):
     # Bearer tokens (comma-separated) and/or a file holding one token per line. Kept out of repr.
     api_tokens: str = Field(default="", repr=False)
     api_token_file: str = ""
+    # Tokens of admins, who see and act on every principal's data (orchestrator/principals.py).
+    admin_tokens: str = Field(default="", repr=False)
     # Allow a non-loopback bind without tokens (only where something else keeps strangers out,
     # e.g. compose publishing the port on 127.0.0.1 only).
     insecure_no_auth: bool = False

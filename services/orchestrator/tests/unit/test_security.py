@@ -141,7 +141,7 @@ def test_tokens_come_from_the_setting_and_the_file(tmp_path: Path) -> None:
     token_file = tmp_path / "tokens"
     token_file.write_text("# one token a line\n\nfile-token-0123456789\n")
     settings = Settings(api_tokens=BEARER, api_token_file=str(token_file))
-    assert load_tokens(settings) == (BEARER, "file-token-0123456789")
+    assert [c.token for c in load_tokens(settings)] == [BEARER, "file-token-0123456789"]
     with pytest.raises(ConfigError, match="cannot read"):
         load_tokens(Settings(api_token_file=str(tmp_path / "missing")))
     token_file.write_text("# nothing\n")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from orchestrator.api.runtime import session_store
 from orchestrator.config import Settings
+from orchestrator.principals import LOCAL_ID as ME
 from orchestrator.sessions import SessionStore, Turn
 from orchestrator.store.session_db import SqliteSessionDB
 
@@ -23,7 +24,7 @@ def turn(question: str) -> Turn:
 
 def in_memory_chars(store: SessionStore, ids: list[str]) -> int:
     """Characters of the turns of the sessions the store holds in memory (public API only)."""
-    return sum(t.size for sid in ids if (s := store.cached(sid)) for t in s.turns)
+    return sum(t.size for sid in ids if (s := store.cached(ME, sid)) for t in s.turns)
 
 
 async def test_the_production_store_holds_a_bounded_size_after_many_questions() -> None:
@@ -31,13 +32,13 @@ async def test_the_production_store_holds_a_bounded_size_after_many_questions() 
     store = session_store(settings)
     ids = [f"s{i}" for i in range(settings.max_sessions)]  # one new session per question
     for sid in ids:
-        async with store.use(sid) as session:
+        async with store.use(ME, sid) as session:
             await store.add_turn(session, turn(f"question {sid}"))
     held = in_memory_chars(store, ids)
     # 1,000 sessions of 44,000 characters each were all kept: 44 million characters.
     assert held <= 20_000_000
     assert held <= settings.session_cache_chars
-    assert store.cached(ids[-1]) is not None  # the newest stay
+    assert store.cached(ME, ids[-1]) is not None  # the newest stay
 
 
 async def test_a_session_evicted_for_size_comes_back_from_the_database(tmp_path: Path) -> None:
@@ -47,10 +48,10 @@ async def test_a_session_evicted_for_size_comes_back_from_the_database(tmp_path:
             ttl_s=600, max_chars=60_000, max_sessions=1000, db=db, max_total_chars=100_000
         )
         for sid in ("a", "b", "c"):
-            async with store.use(sid) as session:
+            async with store.use(ME, sid) as session:
                 await store.add_turn(session, turn(f"about {sid}"))
-        assert store.cached("a") is None  # over 100,000 characters: the oldest went
-        back = await store.get("a")
+        assert store.cached(ME, "a") is None  # over 100,000 characters: the oldest went
+        back = await store.get(ME, "a")
         assert back is not None
         assert [t.question for t in back.turns] == ["about a"]
     finally:
@@ -59,9 +60,9 @@ async def test_a_session_evicted_for_size_comes_back_from_the_database(tmp_path:
 
 async def test_a_session_in_use_is_never_evicted_for_size() -> None:
     store = SessionStore(ttl_s=600, max_chars=60_000, max_sessions=1000, max_total_chars=100_000)
-    async with store.use("busy") as busy:
+    async with store.use(ME, "busy") as busy:
         await store.add_turn(busy, turn("first"))
         for sid in ("x", "y", "z"):
-            async with store.use(sid) as session:
+            async with store.use(ME, sid) as session:
                 await store.add_turn(session, turn(sid))
-        assert store.cached("busy") is busy
+        assert store.cached(ME, "busy") is busy

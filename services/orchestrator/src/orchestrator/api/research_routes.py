@@ -1,5 +1,7 @@
 """HTTP routes of deep research: /v1/research (start, list, show, follow, continue, resume,
-cancel, export). The runs live in the ResearchManager, opened with the app (`open_research`)."""
+cancel, export). The runs live in the ResearchManager, opened with the app (`open_research`);
+the routes see them only through ``OwnedRuns`` bound to the caller, so another principal's run
+is a 404 like a run that never existed."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from orchestrator.api.models import MAX_EVENT_ID, MAX_OFFSET, MAX_PAGE, Problem
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.research_models import ContinueRequest, EmptyRequest, ResearchRequest
-from orchestrator.api.routes import negotiate
+from orchestrator.api.routes import OwnerParam, PrincipalDep, negotiate
 from orchestrator.api.runtime import Runtime
 from orchestrator.config import Settings
 from orchestrator.errors import ApiProblem, NotAcceptable, ResearchUnavailable
@@ -23,6 +25,7 @@ from orchestrator.policy import research_sources
 from orchestrator.research.context import ResearchLLM
 from orchestrator.research.events import sse
 from orchestrator.research.manager import ResearchManager
+from orchestrator.research.owned import OwnedRuns
 from orchestrator.research.views import report_markdown, summary, view
 from orchestrator.store.sqlite import SqliteStore
 
@@ -61,19 +64,19 @@ async def open_research(
             await store.close()
 
 
-def get_manager(request: Request) -> ResearchManager:
-    """The app's research manager.
+def get_manager(request: Request, who: PrincipalDep) -> OwnedRuns:
+    """The app's research runs as the caller sees them.
 
     Raises:
-        ResearchUnavailable: the app has none.
+        ResearchUnavailable: the app has no research manager.
     """
     manager: ResearchManager | None = getattr(request.app.state, "research", None)
     if manager is None:
         raise ResearchUnavailable("Deep research is not available on this server.")
-    return manager
+    return manager.for_(who)
 
 
-ManagerDep = Annotated[ResearchManager, Depends(get_manager)]
+ManagerDep = Annotated[OwnedRuns, Depends(get_manager)]
 RunId = Annotated[str, Path(pattern=RUN_ID_PATTERN)]
 
 router = APIRouter(prefix="/v1/research", tags=["research"])
@@ -116,11 +119,12 @@ async def start(body: ResearchRequest, request: Request, manager: ManagerDep) ->
 @router.get("", responses=_PROBLEMS)
 async def list_runs(
     manager: ManagerDep,
+    owner: OwnerParam = None,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> dict[str, Any]:
-    """Research runs, newest first."""
-    records, total = await manager.list_runs(limit, offset)
+    """The caller's research runs, newest first (an admin: ``owner``'s, or ``*`` for all)."""
+    records, total = await manager.list_runs(limit, offset, owner)
     return {"runs": [summary(r) for r in records], "total": total, "limit": limit, "offset": offset}
 
 
