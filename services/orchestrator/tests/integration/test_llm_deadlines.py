@@ -26,9 +26,10 @@ __all__ = ["world"]  # the fixture, imported so pytest finds it here
 LONG = {"question_budget_s": 3000, "llm_timeout_s": 3000, "llm_provider": "openai"}
 
 
-def test_the_default_first_token_deadline_is_well_inside_the_question_budget() -> None:
-    settings = Settings()
-    assert settings.llm_first_token_timeout_s <= settings.question_budget_s / 4
+async def test_the_default_first_token_deadline_is_well_inside_the_question_budget() -> None:
+    fields = Settings.model_fields  # the defaults, whatever this shell's environment says
+    first_token = fields["llm_first_token_timeout_s"].default
+    assert first_token <= fields["question_budget_s"].default / 4
 
 
 async def test_a_plan_call_with_no_first_token_gives_up_at_the_deadline(world: World) -> None:
