@@ -188,6 +188,35 @@ async def test_bad_refresh_requests_are_problems(corpus_world: World, tmp_path: 
         assert "CORPUS_DIR" in reply.json()["detail"]
 
 
+async def test_refusals_never_echo_a_path_the_client_did_not_send(
+    corpus_world: World, tmp_path: Path
+) -> None:
+    # The server resolves symlinks (and /proc/self/cwd) to compare with its roots; its answers
+    # named the resolved folder: a link's target, the server's working directory, its roots.
+    root = tmp_path / "allowed-root"
+    secret = tmp_path / "secret-target"
+    root.mkdir()
+    secret.mkdir()
+    link = tmp_path / "innocent-link"
+    link.symlink_to(secret)
+    (root / "gone").symlink_to(root / "nowhere-target")  # dangling, inside the root
+    server_paths = [str(secret), str(Path.cwd()), str(root), "nowhere-target"]
+    async with stack(corpus_world, corpus_dir=str(root), corpus_rescan_s=0) as s:
+        asked: list[tuple[dict[str, Any], int]] = [
+            ({"path": str(link)}, 403),
+            ({"path": str(link), "allow_outside": True}, 403),
+            ({"path": "/proc/self/cwd"}, 403),
+            ({"path": str(root / "gone")}, 404),
+        ]
+        for body, code in asked:
+            reply = await s.client.post("/v1/corpus/refresh", json=body)
+            assert reply.status_code == code, (body, reply.text)
+            detail = reply.json()["detail"]
+            assert str(body["path"]) in detail  # the folder as the client wrote it
+            leaked = [p for p in server_paths if p in detail.replace(str(body["path"]), "")]
+            assert not leaked, detail
+
+
 async def test_the_openapi_schema_lists_the_corpus_endpoints(corpus_world: World) -> None:
     async with stack(corpus_world) as s:
         paths = (await s.client.get("/openapi.json")).json()["paths"]
