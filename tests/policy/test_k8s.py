@@ -9,6 +9,7 @@ import importlib.util
 import json
 import re
 import tomllib
+from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
@@ -144,12 +145,18 @@ def test_the_worker_is_the_orchestrator_image_with_the_worker_command(base: Obje
     ]
 
 
-def test_the_worker_module_exists_once_issue_24_item_2_lands() -> None:
+def test_the_worker_module_runs_with_python_m_once_issue_24_item_2_lands() -> None:
+    """The worker's command, `python -m orchestrator.worker`, names a runnable module."""
     if importlib.util.find_spec("orchestrator") is None:
         pytest.skip("the orchestrator package is not installed")
-    if importlib.util.find_spec("orchestrator.worker") is None:
+    spec = importlib.util.find_spec("orchestrator.worker")
+    if spec is None:
         pytest.skip("orchestrator.worker does not exist yet (issue 24, item 2)")
-    assert importlib.util.find_spec("orchestrator.worker") is not None
+    if spec.submodule_search_locations is not None:  # a package runs its __main__
+        assert importlib.util.find_spec("orchestrator.worker.__main__") is not None
+    else:
+        assert spec.origin is not None
+        assert '__name__ == "__main__"' in Path(spec.origin).read_text()
 
 
 def test_production_scales_the_workers_on_the_queue_depth(renders: dict[str, Objects]) -> None:
