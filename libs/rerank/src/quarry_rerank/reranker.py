@@ -64,8 +64,9 @@ class Reranker:
     ) -> Matrix:
         """Scores of shape ``(len(queries), len(passages))``.
 
-        Units are embedded in batches; when ``until`` (``time.monotonic()``) passes between
-        two batches, :class:`RerankTimeout` is raised (the first batch always runs).
+        Units, then whole passages, are embedded in batches; when ``until``
+        (``time.monotonic()``) passes between two batches, :class:`RerankTimeout` is raised (the
+        first batch of each always runs, so a small call completes).
         """
         out = np.zeros((len(queries), len(passages)), dtype=np.float64)
         if not queries or not passages:
@@ -74,7 +75,7 @@ class Reranker:
         flat = [u for us in per_passage for u in us]
         q = self._embedder.embed(list(queries))
         u = self._embed_until(flat, until)
-        whole = self._embed_until(list(passages), until, first_free=False)
+        whole = self._embed_until(list(passages), until)
         sims = (q @ u.T).astype(np.float64)
         start = 0
         for j, us in enumerate(per_passage):
@@ -83,13 +84,11 @@ class Reranker:
             out[:, j] = (1.0 - self._w) * best + self._w * (q @ whole[j]).astype(np.float64)
         return out
 
-    def _embed_until(
-        self, texts: list[str], until: float | None, *, first_free: bool = True
-    ) -> Vectors:
+    def _embed_until(self, texts: list[str], until: float | None) -> Vectors:
+        """Vectors in batches; past ``until`` (after the first batch) raises."""
         parts: list[Vectors] = []
         for start in range(0, len(texts), BATCH):
-            late = until is not None and time.monotonic() > until
-            if late and not (first_free and start == 0):
+            if start and until is not None and time.monotonic() > until:
                 raise RerankTimeout(f"scored {start} of {len(texts)} texts before the deadline")
             parts.append(self._embedder.embed(texts[start : start + BATCH]))
         return np.concatenate(parts)
