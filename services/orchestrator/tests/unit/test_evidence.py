@@ -19,7 +19,7 @@ def _hit(url: str, snippet: str, rank: int = 1) -> SearchHit:
     return SearchHit(url, url.upper(), snippet, rank)
 
 
-def test_passages_are_grouped_per_page_in_reading_order_best_page_first() -> None:
+def test_passages_are_grouped_per_page_best_first_a_continuation_after_its_passage() -> None:
     passages = [
         Passage("http://b.test/", "B", "b best", 3.0, index=4),
         Passage("http://a.test/", "A", "a second", 2.0, index=2),
@@ -28,12 +28,12 @@ def test_passages_are_grouped_per_page_in_reading_order_best_page_first() -> Non
     ]
     sources = from_passages(passages, [])
     assert [s.url for s in sources] == ["http://b.test/", "http://a.test/"]
-    assert sources[0].text == f"b first{GAP}b best\n\nb next"
-    assert sources[0].passages == ("b first", "b best", "b next")
+    assert sources[0].text == f"b best\n\nb next{GAP}b first"
+    assert sources[0].passages == ("b best", "b next", "b first")
     assert sources[0].kind == "passages"
 
 
-def test_a_snippet_leads_its_page_unless_the_passages_hold_it_and_unread_ones_follow() -> None:
+def test_a_snippet_follows_the_best_passage_unless_it_is_held_and_unread_ones_follow() -> None:
     passages = [
         Passage("http://a.test/", "A", "The tower is tall.", 1.0),
         Passage("http://b.test/", "B", "It was built in 1889. It is 330 m tall.", 1.0),
@@ -44,8 +44,8 @@ def test_a_snippet_leads_its_page_unless_the_passages_hold_it_and_unread_ones_fo
         _hit("http://c.test/", "Opened to the public in May 1889", 3),
     ]
     a, b, c = from_passages(passages, snippets)
-    assert a.text.startswith("Search result snippet: Height: 330 metres")
-    assert a.passages == ("Height: 330 metres", "The tower is tall.")
+    assert a.text == f"The tower is tall.{GAP}Search result snippet: Height: 330 metres"
+    assert a.passages == ("The tower is tall.", "Height: 330 metres")
     assert b.passages == ("It was built in 1889. It is 330 m tall.",)
     assert (c.url, c.kind, c.passages) == (
         "http://c.test/",
@@ -106,3 +106,18 @@ def test_snippet_of_ends_at_a_sentence_when_one_is_near_the_limit() -> None:
     assert len(cut) <= 100
     assert evidence.snippet_of("short  text\n", 100) == "short text"
     assert evidence.snippet_of("x" * 300, 100) == "x" * 100 + "…"
+
+
+def test_fit_drops_the_weakest_parts_and_lists_exactly_the_text_kept() -> None:
+    passages = [
+        Passage("http://a.test/", "A", "Best answer here.", 3.0, index=7),
+        Passage("http://a.test/", "A", "Opening " + "words " * 60, 2.0, index=0),
+    ]
+    (source,) = from_passages(passages, [_hit("http://a.test/", "The engine's snippet.")])
+    assert source.passages[0] == "Best answer here."
+    kept = evidence.fit(source, 80)
+    assert kept.passages == ("Best answer here.", "The engine's snippet.")
+    assert kept.text == f"Best answer here.{GAP}Search result snippet: The engine's snippet."
+    cut = evidence.fit(source, 10)
+    assert cut.text == cut.passages[0] == "Best answ…"
+    assert evidence.fit(source, 10_000) is source

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import trace
@@ -18,17 +18,10 @@ from orchestrator.budget import Deadline
 from orchestrator.config import CHARS_PER_TOKEN, HISTORY_RESERVE_TOKENS, Settings
 from orchestrator.events import EventSink
 from orchestrator.llm.ready import ReadyGate
-from orchestrator.prompts import new_boundary
+from orchestrator.prompts import MAX_SOURCE_CHARS, new_boundary
 from orchestrator.sessions import Turn
 
 tracer = trace.get_tracer(__name__)
-
-
-def _cut(text: str, limit: int) -> str:
-    # At a sentence end when one is near, so the LLM does not see half a sentence.
-    head = text[:limit]
-    end = max(head.rfind(". "), head.rfind(".\n"))
-    return head[: end + 1] if end > limit // 2 else head.rstrip() + "…"
 
 
 @dataclass(frozen=True)
@@ -202,10 +195,17 @@ class RunState:
         return self.chunk_evidence() or self.snippets(self.top_urls)
 
     def clip(self, items: Sequence[Evidence]) -> list[Evidence]:
-        """``evidence`` with each text cut to the mode's per-source size, else to the whole
-        evidence budget (what the LLM sees)."""
-        limit = self.profile.source_chars or self.evidence_budget() * CHARS_PER_TOKEN
-        return [e if len(e.text) <= limit else replace(e, text=_cut(e.text, limit)) for e in items]
+        """``items`` as the LLM sees them: each within the whole evidence budget, and a chunk
+        or snippet within the mode's per-source size. Ranked passages are not cut per source:
+        the ranker already fitted them to the budget by rank, and a per-source cut would drop
+        a page's later passages (where deep answers are). A cut keeps a source's best text
+        and its ``passages`` exactly what remains (evidence.fit)."""
+        whole = min(self.evidence_budget() * CHARS_PER_TOKEN, MAX_SOURCE_CHARS)
+        per_source = self.profile.source_chars or whole
+        return [
+            evidence.fit(e, whole if e.kind == "passages" else min(whole, per_source))
+            for e in items
+        ]
 
     @contextmanager
     def stage(self, name: str, **attributes: Any) -> Iterator[trace.Span]:
