@@ -11,6 +11,9 @@ from ranker.model import Chunk, Page
 from ranker.structure import Unit
 
 DEFAULT_CHUNK_WORDS = 500
+# Bumped whenever a page's chunks change (2: structural units, ranker.structure), so a stored
+# index cut by another version can be told apart (the index records it in its manifest).
+CHUNKER_VERSION = 2
 
 Piece = tuple[str, int]  # text and its word count
 
