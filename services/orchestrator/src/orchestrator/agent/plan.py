@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from orchestrator.agent.intent import (
     Prefilter,
     TurnLike,
+    carry_context,
     clarifying_question,
     prefilter,
     resolve_query,
@@ -30,7 +31,8 @@ def combine(pre: Prefilter, model: Plan | None, question: str, history: Sequence
     * candidate: the model decides;
     * clear: proceed, whatever the model said.
 
-    A plan that proceeds always carries a query that names the referent of a pronoun.
+    A plan that proceeds always carries a query that names the referent of a pronoun, and
+    an elliptical follow-up's query the last question's key terms.
     """
     clarify = pre.verdict == "unresolved" or (
         pre.verdict == "candidate" and model is not None and model.action == "clarify"
@@ -48,7 +50,7 @@ def combine(pre: Prefilter, model: Plan | None, question: str, history: Sequence
     return Plan(
         action="proceed",
         clarifying_question=None,
-        optimized_query=resolve_query(query, history),
+        optimized_query=carry_context(resolve_query(query, history), question, history),
         history_sufficiency=sufficiency,
     )
 
