@@ -17,7 +17,7 @@ LINT_PATHS := $(wildcard libs/common libs/embed services tests bench scripts dep
 # `make up COMPOSE="podman compose"` works too; PROFILE=tracing adds the collector and Jaeger.
 COMPOSE ?= docker compose
 
-.PHONY: help setup uv run test test-unit lint fmt proto proto-check bench up down logs test-containers test-models eval ui-vendor
+.PHONY: help setup system uv run test test-unit lint fmt proto proto-check bench up down logs test-containers test-models eval ui-vendor
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -32,9 +32,14 @@ uv:
 # runs on any x86-64 machine from the last decade (shared/notes/embedded-llm.md §1).
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 
+# Debian packages: as root they are installed, otherwise make stops with the command to run.
+system: ## Install the Debian packages the tests need (searx, doc sets, chromium; root)
+	@scripts/system-packages.sh test
+
 setup: uv ## Install uv and every package into .venv (idempotent)
 	@UV="$$(command -v uv || echo $(HOME)/.local/bin/uv)"; \
 	  if ! $(PY) -c "import llama_cpp" 2>/dev/null; then \
+	    scripts/system-packages.sh build || exit 1; \
 	    echo ">> installing packages; llama-cpp-python (the embedded LLM server) compiles from source"; \
 	    echo ">> the first time: about 11 minutes on 2 cores, then it is cached"; \
 	    "$$UV" sync --frozen --all-packages --all-extras --group llm --inexact --python 3.11; \
@@ -45,7 +50,7 @@ setup: uv ## Install uv and every package into .venv (idempotent)
 run: setup ## Run the stack locally (reader, ranker, orchestrator)
 	$(PY) -m scripts.run
 
-test: setup proto-check lint ## Install everything, check contracts and lint, run every test
+test: system setup proto-check lint ## Install everything, check contracts and lint, run every test
 	$(PY) -m pytest -q -rs -p no:cacheprovider
 
 test-unit: setup ## Unit and gRPC tests only (fast)

@@ -22,7 +22,7 @@ DOC_SETS = {"sqlite": Path("/usr/share/doc/sqlite3"), "git": Path("/usr/share/do
 PACKAGES = {"sqlite": "sqlite3-doc", "git": "git-doc"}
 INSTALL_HINT = (
     "the eval doc sets are missing: apt-get install -y sqlite3-doc git-doc "
-    "(scripts/ci-apt.sh installs them; .ci/run runs it)"
+    "(`make test` as root installs them: scripts/system-packages.sh)"
 )
 
 

@@ -268,6 +268,14 @@ async def test_the_cap_on_runs_in_flight_answers_429_with_retry_after(world: Wor
         assert int(refused.headers["retry-after"]) > 0
         assert refused.headers["content-type"] == "application/problem+json"
         assert refused.json()["status"] == 429
+        # the same cap through the OpenAI-compatible route says when to retry too
+        chat = await api.client.post(
+            "/v1/chat/completions",
+            json={"model": "quarry-research", "messages": [{"role": "user", "content": "more"}]},
+        )
+        assert chat.status_code == 429
+        assert int(chat.headers["retry-after"]) > 0
+        assert chat.json()["error"]["code"] == "rate_limit_exceeded"
         # the plan review waits; continuing with edited dimensions goes on at once
         await api.events_until(first, "scope.completed")
         reply = await api.client.post(
@@ -277,6 +285,18 @@ async def test_the_cap_on_runs_in_flight_answers_429_with_retry_after(world: Wor
         events = await api.events(first)
         assert [x["title"] for x in data(events, "research.finding")] == ["neap tides"]
         assert (await api.client.post("/v1/research", json={"query": "now"})).status_code == 202
+
+
+async def test_the_research_rate_answers_429_with_retry_after(world: World) -> None:
+    async with research_app(world, rate_research="1/minute", research_review_delay_s=300) as (
+        api,
+        _f,
+    ):
+        await api.start()
+        refused = await api.client.post("/v1/research", json={"query": "another"})
+    assert refused.status_code == 429
+    assert 1 <= int(refused.headers["retry-after"]) <= 60
+    assert refused.headers["content-type"] == "application/problem+json"
 
 
 async def test_invalid_scope_falls_back_to_the_query_with_a_warning(world: World) -> None:

@@ -12,6 +12,7 @@ from orchestrator.agent.evidence import (
     snippets_for,
 )
 from orchestrator.agent.fusion import fuse_passages
+from orchestrator.agent.synthesise import source_list
 from orchestrator.config import Settings
 
 
@@ -44,7 +45,7 @@ def test_a_snippet_follows_the_best_passage_unless_it_is_held_and_unread_ones_fo
         _hit("http://c.test/", "Opened to the public in May 1889", 3),
     ]
     a, b, c = from_passages(passages, snippets)
-    assert a.text == f"The tower is tall.{GAP}Search result snippet: Height: 330 metres"
+    assert a.text == f"The tower is tall.{GAP}Height: 330 metres"
     assert a.passages == ("The tower is tall.", "Height: 330 metres")
     assert b.passages == ("It was built in 1889. It is 330 m tall.",)
     assert (c.url, c.kind, c.passages) == (
@@ -115,9 +116,19 @@ def test_fit_drops_the_weakest_parts_and_lists_exactly_the_text_kept() -> None:
     ]
     (source,) = from_passages(passages, [_hit("http://a.test/", "The engine's snippet.")])
     assert source.passages[0] == "Best answer here."
-    kept = evidence.fit(source, 80)
+    kept = evidence.fit(source, 60)
     assert kept.passages == ("Best answer here.", "The engine's snippet.")
-    assert kept.text == f"Best answer here.{GAP}Search result snippet: The engine's snippet."
+    assert kept.text == f"Best answer here.{GAP}The engine's snippet."
     cut = evidence.fit(source, 10)
     assert cut.text == cut.passages[0] == "Best answ…"
     assert evidence.fit(source, 10_000) is source
+
+
+def test_source_cards_show_the_pages_own_text_not_prompt_labels() -> None:
+    """The `sources` payload (what the web UI's cards show) carries only the page's words."""
+    passages = [Passage("http://a.test/", "A", "The tower is 330 m tall.", 1.0, index=3)]
+    snippets = [_hit("http://a.test/", "Eiffel Tower facts: opened in 1889.")]
+    (card,) = source_list(from_passages(passages, snippets))
+    assert card["excerpt"] == "The tower is 330 m tall. […] Eiffel Tower facts: opened in 1889."
+    assert card["passages"] == ["The tower is 330 m tall.", "Eiffel Tower facts: opened in 1889."]
+    assert "snippet" not in card["excerpt"].lower()

@@ -95,16 +95,20 @@ def _runs(passages: Sequence[Passage]) -> list[list[Passage]]:
 def _page_source(passages: list[Passage], snippet: SearchHit | None) -> tuple[str, tuple[str, ...]]:
     """A page's text, best first: the run of passages holding its best passage, the search
     snippet (unless the passages hold it), then the other runs by rank, so a cut by
-    :func:`fit` drops the weakest text, never the best."""
+    :func:`fit` drops the weakest text, never the best.
+
+    Only the page's own words: the text is also what the user's source card shows (its
+    excerpt), so nothing addressed to the model (labels, instructions) belongs in it; the
+    prompt's fence already names the source's title and URL.
+    """
     runs = [[p.text.strip() for p in run] for run in _runs(passages)]
     blocks = ["\n\n".join(run) for run in runs]
     parts = [t for run in runs for t in run]
     body = GAP.join(blocks)
     if snippet is not None and _squash(snippet.snippet) not in _squash(body):
         lead = snippet.snippet.strip()
-        first = len(runs[0])
-        blocks.insert(1, f"Search result snippet: {lead}")
-        parts.insert(first, lead)
+        blocks.insert(1, lead)
+        parts.insert(len(runs[0]), lead)
         return GAP.join(blocks), tuple(parts)
     return body, tuple(parts)
 

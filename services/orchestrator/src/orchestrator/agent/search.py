@@ -19,6 +19,7 @@ from orchestrator.agent.fusion import rrf
 from orchestrator.agent.routing import Route, route
 from orchestrator.agent.state import RunState
 from orchestrator.errors import RunFailed
+from orchestrator.policy import SEARCH_OFF
 
 logger = logging.getLogger(__name__)
 
@@ -158,10 +159,18 @@ async def search_step(state: RunState, queries: Sequence[str]) -> list[SearchHit
     With both sources, each query's web and local lists are fused by reciprocal rank fusion
     into one engine order (the ranker then reranks it).
 
+    The run's sources pass the sources policy once more here, the one step every search goes
+    through: a research run stored while web search was on and resumed after it was turned off
+    must not reach the web either.
+
     Raises:
-        RunFailed: every search failed (SearXNG down, the corpus unavailable, or too slow).
+        RunFailed: every search failed (SearXNG down, the corpus unavailable, or too slow), or
+            no source is left to search (``search_off``).
     """
-    sources = [s for s in ("web", "local") if s in state.options.sources] or ["web"]
+    allowed = state.settings.allowed_sources(state.options.sources)
+    sources = [s for s in ("web", "local") if s in allowed]
+    if not sources:
+        raise RunFailed("search_off", SEARCH_OFF)
     with state.stage("search", queries=len(queries), sources=",".join(sources)) as span:
         tasks: list[list[asyncio.Task[Outcome]]] = []
         async with asyncio.TaskGroup() as tg:

@@ -142,6 +142,7 @@ class SessionView(BaseModel):
     """GET /v1/sessions/{id}."""
 
     session_id: str
+    owner: str = Field(description="the principal the session belongs to")
     title: str = Field(description="the rename, else the first question")
     type: Literal["chat", "research"] = "chat"
     created: float
@@ -153,6 +154,7 @@ class SessionSummary(BaseModel):
     """One session in GET /v1/sessions."""
 
     session_id: str
+    owner: str = Field(description="the principal the session belongs to")
     title: str
     type: Literal["chat", "research"] = "chat"
     created: float
