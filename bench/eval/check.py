@@ -5,7 +5,9 @@ extracts them (its own Trafilatura code, reader.extract); `snippet` questions sh
 in the search engine's snippet of a gold page for the question itself, `deep` ones do not; and
 no single page of the web holds every part of a `two_page` question (checked on the indexed
 whole-page text of all pages, a superset of what the reader extracts, and on the reader's text
-of the gold pages).
+of the gold pages). Questions without an answer are proven absent: no `absent` pattern of an
+unanswerable question occurs in any page of the web (the indexed whole-page text), and none of
+an off-topic one in the local corpus (Quarry's README.md and docs/, as `make run` stages them).
 
     python -m bench.eval.check
 """
@@ -22,7 +24,7 @@ from reader.extract import Job, extract
 from reader.model import Kind
 
 from bench.eval import docweb
-from bench.eval.questions import Question, load
+from bench.eval.questions import KINDS, NO_ANSWER, Question, load
 from tests.offline.searx import Entry, build_index, search_index
 
 # Stands in for the served web's address: the checks look at paths only.
@@ -44,10 +46,25 @@ def reader_texts(paths: Sequence[str], workers: int = 2) -> dict[str, str]:
         return dict(zip(wanted, texts, strict=True))
 
 
+def check_no_answer(q: Question, web: Sequence[Entry], local: Mapping[str, str]) -> list[str]:
+    """What is wrong with an unanswerable or off-topic question: an ``absent`` pattern that
+    occurs in its corpus (the doc web, or the local corpus for off-topic ones)."""
+    problems = []
+    if q.kind == "unanswerable":
+        if q.set not in docweb.BY_NAME:
+            problems.append(f"set {q.set!r} is not a doc set")
+        texts = {e.url.removeprefix(BASE): f"{e.title}\n{e.body}" for e in web}
+    else:
+        texts = dict(local)
+    for path, text in texts.items():
+        problems += [f"/{a}/ occurs in {path}" for a in q.present_in(text)]
+    return [f"{q.id}: {p}" for p in problems]
+
+
 def check_question(
     q: Question, gold_text: Mapping[str, str], index: Sequence[Entry], db: Path
 ) -> list[str]:
-    """What is wrong with ``q`` (empty when it holds)."""
+    """What is wrong with an answerable ``q`` (empty when it holds)."""
     problems = []
     for part in q.parts:
         for path in part.gold:
@@ -77,10 +94,19 @@ def check_all(questions: Sequence[Question]) -> list[str]:
     """Every problem of the question set, in question order."""
     index = docweb.entries(BASE)
     gold_text = reader_texts([g for q in questions for g in q.gold])
+    local = docweb.local_corpus() if any(q.kind == "offtopic" for q in questions) else {}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "pages.db"
         build_index(db, index)
-        return [p for q in questions for p in check_question(q, gold_text, index, db)]
+        return [
+            p
+            for q in questions
+            for p in (
+                check_question(q, gold_text, index, db)
+                if q.answerable
+                else check_no_answer(q, index, local)
+            )
+        ]
 
 
 def main() -> None:
@@ -92,7 +118,7 @@ def main() -> None:
     problems = check_all(questions)
     for problem in problems:
         print(problem)
-    kinds = {k: sum(q.kind == k for q in questions) for k in ("snippet", "deep", "two_page")}
+    kinds = {k: sum(q.kind == k for q in questions) for k in (*KINDS, *NO_ANSWER)}
     print(f"{len(questions)} questions {kinds}: {len(problems)} problems")
     sys.exit(1 if problems else 0)
 

@@ -20,6 +20,7 @@ from typing import Literal
 
 import lxml.html
 
+from tests.conftest import ROOT
 from tests.offline.searx import Entry
 from tests.offline.web import Route, directory_route
 
@@ -116,3 +117,10 @@ def entries(base_url: str) -> list[Entry]:
         title, text = page_text(page.file.read_bytes())
         rows.append(Entry(base_url + page.path, title or page.path, text))
     return rows
+
+
+def local_corpus(root: Path = ROOT) -> dict[str, str]:
+    """The local corpus of the off-topic questions: Quarry's README.md and docs/ text files
+    (what `make run` indexes when no search engine answers), by path relative to ``root``."""
+    files = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    return {str(f.relative_to(root)): f.read_text("utf-8") for f in files if f.is_file()}
