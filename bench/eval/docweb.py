@@ -48,10 +48,10 @@ class DocSet:
 SETS: tuple[DocSet, ...] = (
     DocSet("sqlite", Path("/usr/share/doc/sqlite3"), "sqlite3-doc", "tuning"),
     DocSet("git", Path("/usr/share/doc/git-doc"), "git-doc", "tuning"),
+    DocSet("apache", Path("/usr/share/doc/apache2-doc/manual/en/mod"), "apache2-doc", "held-out"),
     DocSet(
-        "apache", Path("/usr/share/doc/apache2-doc/manual/en/mod"), "apache2-doc", "held-out"
+        "ffmpeg", Path("/usr/share/doc/ffmpeg/manual"), "ffmpeg-doc", "held-out", ("*-all.html",)
     ),
-    DocSet("ffmpeg", Path("/usr/share/doc/ffmpeg/manual"), "ffmpeg-doc", "held-out", ("*-all.html",)),
 )
 BY_NAME: Mapping[str, DocSet] = {s.name: s for s in SETS}
 # URL prefix -> where the Debian package puts its HTML.

@@ -25,6 +25,7 @@ class Outcome:
     evidence: str = ""  # the synthesis prompt's sources, exactly
     searched: list[str] = field(default_factory=list)  # result paths kept after reranking
     cited: list[str] = field(default_factory=list)  # source paths given to the model
+    local_sources: int = 0  # of those, local documents (not the doc web)
     answer: str = ""
     timings_ms: dict[str, float] = field(default_factory=dict)
     duration_ms: float = 0.0
@@ -38,6 +39,11 @@ class Outcome:
     def passage_hit(self) -> bool:
         """Every answer pattern occurs in the evidence given to the synthesis call."""
         return self.question.answered_by(self.evidence)
+
+    @property
+    def fell_through(self) -> bool:
+        """No local document was given to the model (an off-topic question's right outcome)."""
+        return self.local_sources == 0
 
 
 @dataclass(frozen=True)

@@ -133,9 +133,7 @@ def _parse_no_answer(raw: dict[str, Any], kind: Kind) -> Question:
 def load(paths: Sequence[Path] = FILES) -> list[Question]:
     """Every question of ``paths``; raises ValueError on a malformed entry or a repeated id."""
     questions = [
-        _parse(raw)
-        for path in paths
-        for raw in yaml.safe_load(path.read_text("utf-8")) or []
+        _parse(raw) for path in paths for raw in yaml.safe_load(path.read_text("utf-8")) or []
     ]
     ids = [q.id for q in questions]
     if len(set(ids)) != len(ids):
