@@ -148,7 +148,10 @@ def main() -> None:
             text=True,
             check=False,
         ).stdout.strip()
-        run = {"commit": head, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+        run: dict[str, Any] = {
+            "commit": head,
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        }
         run |= {"argv": sys.argv[1:], "outcomes": [_record(o) for o in outcomes]}
         args.json.write_text(json.dumps(run, indent=1))
     sys.exit(1 if failed else 0)
