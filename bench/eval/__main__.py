@@ -35,8 +35,9 @@ from bench.eval.answers import abstains, cited, cut_off, marker_inside, verdict
 from bench.eval.harness import evidence_configs, mode_configs, relay_configs, run_configs, world
 from bench.eval.llm import EMBEDDED, embedded_env, embedded_server
 from bench.eval.metrics import Outcome
-from bench.eval.questions import load
+from bench.eval.questions import Question, load
 from bench.eval.report import report, role
+from bench.eval.stored import load_run
 
 
 def _args() -> argparse.Namespace:
@@ -57,9 +58,17 @@ def _args() -> argparse.Namespace:
     )
     parser.add_argument("--sets", nargs="*", default=[], help="only these doc sets ('local')")
     parser.add_argument("--evidence", action="store_true", help="compare evidence modes instead")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a stored run (--json file) to print beside this one, as 'base <configuration>'",
+    )
     parser.add_argument("--ids", nargs="*", default=[], help="only these question ids")
     parser.add_argument(
-        "--json", type=Path, help="also write the per-question outcomes as JSON here"
+        "--json",
+        type=Path,
+        help="also write the per-question outcomes as JSON here (and each as it comes to "
+        "FILE.partial.jsonl)",
     )
     return parser.parse_args()
 
@@ -93,10 +102,10 @@ def _record(o: Outcome) -> dict[str, Any]:
         "timings_ms": o.timings_ms,
         "evidence_chars": len(o.evidence),
         "duration_ms": o.duration_ms,
-        "answer": o.answer,
     }
-    if o.answer:
+    if o.config.startswith("llm"):  # a scripted answer only echoes the evidence: not kept
         row |= {
+            "answer": o.answer,
             "verdict": verdict(o),
             "abstains": abstains(o.answer),
             "cited": cited(o.answer),
@@ -104,6 +113,23 @@ def _record(o: Outcome) -> dict[str, Any]:
             "marker_inside": marker_inside(o.answer),
         }
     return row
+
+
+def _with_baseline(
+    path: Path, questions: list[Question], outcomes: list[Outcome], names: list[str]
+) -> tuple[list[Outcome], list[str]]:
+    """``outcomes`` and ``names`` with the stored run's beside them (base first, per name)."""
+    run = load_run(path, load())
+    wanted = {q.id for q in questions}
+    base = [o for o in run.outcomes if o.question.id in wanted]
+    print(
+        f"baseline: {path} (commit {run.commit}, {run.date}; {len(base)} runs"
+        + (f", {run.dropped} of questions no longer in the sets" if run.dropped else "")
+        + ")"
+    )
+    stored = {o.config for o in base}
+    interleaved = [n for name in names for n in (f"base {name}", name) if n in stored or n == name]
+    return base + outcomes, interleaved
 
 
 def main() -> None:
@@ -120,6 +146,15 @@ def main() -> None:
     else:
         configs = relay_configs(modes) if args.llm else mode_configs(modes)
     start = time.monotonic()
+    partial = args.json.with_suffix(".partial.jsonl") if args.json else None
+    if partial:
+        partial.write_text("")
+
+    def keep(o: Outcome) -> None:
+        if partial:
+            with partial.open("a") as out:
+                out.write(json.dumps(_record(o)) + "\n")
+
     with (
         tempfile.TemporaryDirectory(prefix="quarry-eval-") as tmp,
         _llm(args, Path(tmp)) as (relay, model, extra),
@@ -133,10 +168,14 @@ def main() -> None:
             model=model,
             extra_env=extra,
             progress=lambda m: print(m, file=sys.stderr),
+            on_outcome=keep,
         )
     names = [c.name for c in configs]
     print(f"\n{len(questions)} questions, {len(outcomes)} runs in {time.monotonic() - start:.0f} s")
-    print(report(outcomes, names, answers=bool(args.llm)))
+    shown, shown_names = outcomes, names
+    if args.baseline:
+        shown, shown_names = _with_baseline(args.baseline, questions, outcomes, names)
+    print(report(shown, shown_names, answers=bool(args.llm)))
     failed = [o for o in outcomes if o.status != "answered"]
     for o in failed:
         problem = f"run failed: {o.config} {o.question.id}: status {o.status!r} {o.error}"

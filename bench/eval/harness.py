@@ -246,8 +246,10 @@ def run_configs(
     model: str = "fake-model",
     extra_env: Mapping[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
+    on_outcome: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
-    """Every question under every configuration; one stack per evidence mode."""
+    """Every question under every configuration; one stack per evidence mode (and corpus).
+    ``on_outcome`` sees each outcome as it comes (a long run's partial results)."""
     director = Director(relay, model if relay else "")
     capture = PageCapture()
     outcomes: list[Outcome] = []
@@ -266,7 +268,9 @@ def run_configs(
                     wait_corpus(running.api)
                 capture.attach(running.reader_port)
                 for config in (c for c in configs if c.stack == (evidence, local)):
-                    outcomes += _run_config(running, w, questions, config, director, capture)
+                    outcomes += _run_config(
+                        running, w, questions, config, director, capture, on_outcome
+                    )
                     if progress:
                         progress(f"done: {config.name}")
     return outcomes
@@ -290,6 +294,7 @@ def _run_config(
     config: Config,
     director: Director,
     capture: PageCapture,
+    on_outcome: Callable[[Outcome], None] | None,
 ) -> list[Outcome]:
     results = []
     for q in questions:
@@ -298,6 +303,8 @@ def _run_config(
         record = director.begin(q, config.policy)
         events = ask(running.api, q, config)
         results.append(outcome(q, config.name, events, record, w.web, capture))
+        if on_outcome:
+            on_outcome(results[-1])
         print(".", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     return results

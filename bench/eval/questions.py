@@ -98,7 +98,8 @@ class Question:
         return all(seen.intersection(p.gold) for p in self.parts)
 
 
-def _parse(raw: dict[str, Any]) -> Question:
+def parse_question(raw: dict[str, Any]) -> Question:
+    """One question from its YAML mapping; raises ValueError when it is malformed."""
     kind = raw.get("kind")
     if kind in NO_ANSWER:
         return _parse_no_answer(raw, kind)
@@ -133,7 +134,9 @@ def _parse_no_answer(raw: dict[str, Any], kind: Kind) -> Question:
 def load(paths: Sequence[Path] = FILES) -> list[Question]:
     """Every question of ``paths``; raises ValueError on a malformed entry or a repeated id."""
     questions = [
-        _parse(raw) for path in paths for raw in yaml.safe_load(path.read_text("utf-8")) or []
+        parse_question(raw)
+        for path in paths
+        for raw in yaml.safe_load(path.read_text("utf-8")) or []
     ]
     ids = [q.id for q in questions]
     if len(set(ids)) != len(ids):
