@@ -35,7 +35,7 @@ from bench.eval.answers import abstains, cited, cut_off, marker_inside, verdict
 from bench.eval.harness import evidence_configs, mode_configs, relay_configs, run_configs, world
 from bench.eval.llm import EMBEDDED, embedded_env, embedded_server
 from bench.eval.metrics import Outcome
-from bench.eval.questions import Question, load
+from bench.eval.questions import Question, interleave, load
 from bench.eval.report import report, role
 from bench.eval.stored import load_run
 
@@ -60,8 +60,10 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--evidence", action="store_true", help="compare evidence modes instead")
     parser.add_argument(
         "--baseline",
+        nargs="*",
         type=Path,
-        help="a stored run (--json file) to print beside this one, as 'base <configuration>'",
+        default=[],
+        help="stored runs (--json files) to print beside this one, as 'base <configuration>'",
     )
     parser.add_argument("--ids", nargs="*", default=[], help="only these question ids")
     parser.add_argument(
@@ -116,17 +118,22 @@ def _record(o: Outcome) -> dict[str, Any]:
 
 
 def _with_baseline(
-    path: Path, questions: list[Question], outcomes: list[Outcome], names: list[str]
+    paths: list[Path], questions: list[Question], outcomes: list[Outcome], names: list[str]
 ) -> tuple[list[Outcome], list[str]]:
-    """``outcomes`` and ``names`` with the stored run's beside them (base first, per name)."""
-    run = load_run(path, load())
+    """``outcomes`` and ``names`` with the stored runs' beside them (base first, per name);
+    a stored configuration this run does not make is left out."""
     wanted = {q.id for q in questions}
-    base = [o for o in run.outcomes if o.question.id in wanted]
-    print(
-        f"baseline: {path} (commit {run.commit}, {run.date}; {len(base)} runs"
-        + (f", {run.dropped} of questions no longer in the sets" if run.dropped else "")
-        + ")"
-    )
+    base: list[Outcome] = []
+    for path in paths:
+        run = load_run(path, load())
+        mine = [
+            o
+            for o in run.outcomes
+            if o.question.id in wanted and o.config.removeprefix("base ") in names
+        ]
+        dropped = f", {run.dropped} of questions no longer in the sets" if run.dropped else ""
+        print(f"baseline: {path} (commit {run.commit}, {run.date}; {len(mine)} runs{dropped})")
+        base += mine
     stored = {o.config for o in base}
     interleaved = [n for name in names for n in (f"base {name}", name) if n in stored or n == name]
     return base + outcomes, interleaved
@@ -140,6 +147,7 @@ def main() -> None:
         questions = [q for q in questions if q.id in set(args.ids)]
     if args.sets:
         questions = [q for q in questions if q.set in set(args.sets)]
+    questions = interleave(questions)
     modes = args.modes or (["speed"] if args.llm else ["speed", "balanced"])
     if args.evidence:
         configs = evidence_configs()

@@ -142,3 +142,14 @@ def load(paths: Sequence[Path] = FILES) -> list[Question]:
     if len(set(ids)) != len(ids):
         raise ValueError("question ids repeat")
     return questions
+
+
+def interleave(questions: Sequence[Question]) -> list[Question]:
+    """``questions`` taken round-robin over their (set, kind) groups, each group in order: a
+    run stopped part way has measured a bit of every set and kind."""
+    groups: dict[tuple[str, str], list[Question]] = {}
+    for q in questions:
+        groups.setdefault((q.set, q.kind), []).append(q)
+    lanes = list(groups.values())
+    longest = max((len(lane) for lane in lanes), default=0)
+    return [lane[i] for i in range(longest) for lane in lanes if i < len(lane)]
