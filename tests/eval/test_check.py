@@ -14,7 +14,7 @@ from bench.eval.__main__ import _record
 from bench.eval.answers import answer_row, cut_off, marker_inside, verdict
 from bench.eval.check import BASE, check_no_answer, check_question
 from bench.eval.metrics import Outcome, row
-from bench.eval.questions import Part, Question, normalise, parse_question
+from bench.eval.questions import Kind, Part, Question, interleave, normalise, parse_question
 from bench.eval.report import recall_table
 from bench.eval.scripted import Director
 from bench.eval.stored import load_run
@@ -208,3 +208,12 @@ def test_excluded_pages_are_neither_served_nor_indexed(tmp_path: Path) -> None:
     (folder / "ffmpeg-all.html").write_bytes(b"<p>all</p>")
     doc_set = docweb.DocSet("ffmpeg", folder, "ffmpeg-doc", "held-out", ("*-all.html",))
     assert [f.name for f in doc_set.files()] == ["ffmpeg.html"]
+
+
+def test_interleaving_takes_each_set_and_kind_in_turn() -> None:
+    def q(qid: str, kind: Kind, where: str) -> Question:
+        return Question(qid, kind, "q?", (Part("x", (f"/{where}/a.html",)),), where)
+
+    qs = [q("a1", "deep", "apache"), q("a2", "deep", "apache"), q("a3", "deep", "apache")]
+    qs += [q("f1", "deep", "ffmpeg"), q("s1", "snippet", "apache")]
+    assert [x.id for x in interleave(qs)] == ["a1", "f1", "s1", "a2", "a3"]
