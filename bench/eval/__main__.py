@@ -117,6 +117,21 @@ def _record(o: Outcome) -> dict[str, Any]:
     return row
 
 
+def _commit() -> str:
+    """The checkout's commit, short, with "+" when files differ from it."""
+    git = ["git", "-C", str(Path(__file__).parent)]
+    head = subprocess.run(
+        [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    dirty = subprocess.run(
+        [*git, "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    return head + ("+" if dirty else "")
+
+
 def _with_baseline(
     paths: list[Path], questions: list[Question], outcomes: list[Outcome], names: list[str]
 ) -> tuple[list[Outcome], list[str]]:
@@ -154,6 +169,7 @@ def main() -> None:
     else:
         configs = relay_configs(modes) if args.llm else mode_configs(modes)
     start = time.monotonic()
+    commit = _commit()  # of the code that runs (a commit during the run does not count)
     partial = args.json.with_suffix(".partial.jsonl") if args.json else None
     if partial:
         partial.write_text("")
@@ -189,14 +205,8 @@ def main() -> None:
         problem = f"run failed: {o.config} {o.question.id}: status {o.status!r} {o.error}"
         print(problem, file=sys.stderr)
     if args.json:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607 - git from PATH, fixed arguments
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip()
         run: dict[str, Any] = {
-            "commit": head,
+            "commit": commit,
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         }
         run |= {"argv": sys.argv[1:], "outcomes": [_record(o) for o in outcomes]}
