@@ -102,7 +102,7 @@ def _record(o: Outcome) -> dict[str, Any]:
         "sources": o.cited,
         "local_sources": o.local_sources,
         "timings_ms": o.timings_ms,
-        "evidence_chars": len(o.evidence),
+        "evidence_chars": o.evidence_chars,
         "duration_ms": o.duration_ms,
     }
     if o.config.startswith("llm"):  # a scripted answer only echoes the evidence: not kept

@@ -24,6 +24,7 @@ class StoredOutcome(Outcome):
 
     stored_page_hit: bool = False
     stored_passage_hit: bool = False
+    stored_evidence_chars: int = 0
 
     @property
     def page_hit(self) -> bool:
@@ -34,6 +35,11 @@ class StoredOutcome(Outcome):
     def passage_hit(self) -> bool:
         """Every answer pattern occurred in the evidence (as measured)."""
         return self.stored_passage_hit
+
+    @property
+    def evidence_chars(self) -> int:
+        """Characters of evidence the synthesis call was given (as measured)."""
+        return self.stored_evidence_chars
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,7 @@ def _outcome(row: dict[str, Any], q: Question, prefix: str) -> StoredOutcome:
         duration_ms=float(row["duration_ms"]),
         stored_page_hit=bool(row["page_hit"]),
         stored_passage_hit=bool(row["passage_hit"]),
+        stored_evidence_chars=int(row.get("evidence_chars", 0)),
     )
 
 
