@@ -65,6 +65,13 @@ def _args() -> argparse.Namespace:
         default=[],
         help="stored runs (--json files) to print beside this one, as 'base <configuration>'",
     )
+    parser.add_argument(
+        "--show",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="run nothing: print the tables of these stored runs (--json or .partial.jsonl)",
+    )
     parser.add_argument("--ids", nargs="*", default=[], help="only these question ids")
     parser.add_argument(
         "--json",
@@ -154,9 +161,23 @@ def _with_baseline(
     return base + outcomes, interleaved
 
 
+def show(paths: list[Path]) -> None:
+    """Print the tables of stored runs (their own configuration names)."""
+    questions = load()
+    for path in paths:
+        run = load_run(path, questions, prefix="")
+        names = list(dict.fromkeys(o.config for o in run.outcomes))
+        answers = any(o.answer for o in run.outcomes)
+        print(f"{path}: commit {run.commit}, {run.date}, {len(run.outcomes)} runs")
+        print(report(run.outcomes, names, answers=answers))
+
+
 def main() -> None:
     """Run the sets and print the tables."""
     args = _args()
+    if args.show:
+        show(args.show)
+        return
     questions = load()
     if args.ids:
         questions = [q for q in questions if q.id in set(args.ids)]

@@ -72,8 +72,15 @@ def _outcome(row: dict[str, Any], q: Question, prefix: str) -> StoredOutcome:
 
 
 def load_run(path: Path, questions: Sequence[Question], prefix: str = "base ") -> StoredRun:
-    """The run stored at ``path``, its configurations renamed ``prefix`` + name."""
-    raw = json.loads(path.read_text("utf-8"))
+    """The run stored at ``path`` (a --json file, or the .partial.jsonl of a run still going
+    or stopped), its configurations renamed ``prefix`` + name."""
+    text = path.read_text("utf-8")
+    raw: dict[str, Any]
+    if path.suffix == ".jsonl":
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        raw = {"commit": "?", "date": "partial", "outcomes": rows}
+    else:
+        raw = json.loads(text)
     by_id = {q.id: q for q in questions}
     rows = raw["outcomes"]
     outcomes: list[Outcome] = [
