@@ -24,7 +24,7 @@ from reader.extract import Job, extract
 from reader.model import Kind
 
 from bench.eval import docweb
-from bench.eval.questions import KINDS, NO_ANSWER, Question, load
+from bench.eval.questions import KINDS, NO_ANSWER, Question, load, normalise
 from tests.offline.searx import Entry, build_index, search_index
 
 # Stands in for the served web's address: the checks look at paths only.
@@ -46,18 +46,26 @@ def reader_texts(paths: Sequence[str], workers: int = 2) -> dict[str, str]:
         return dict(zip(wanted, texts, strict=True))
 
 
-def check_no_answer(q: Question, web: Sequence[Entry], local: Mapping[str, str]) -> list[str]:
+def corpus_texts(texts: Mapping[str, str]) -> dict[str, str]:
+    """``texts`` normalised once, for checking many no-answer questions against them."""
+    return {path: normalise(text) for path, text in texts.items()}
+
+
+def web_texts(web: Sequence[Entry]) -> dict[str, str]:
+    """Each indexed page's title and whole text by path, normalised."""
+    return corpus_texts({e.url.removeprefix(BASE): f"{e.title}\n{e.body}" for e in web})
+
+
+def check_no_answer(q: Question, web: Mapping[str, str], local: Mapping[str, str]) -> list[str]:
     """What is wrong with an unanswerable or off-topic question: an ``absent`` pattern that
-    occurs in its corpus (the doc web, or the local corpus for off-topic ones)."""
+    occurs in its corpus (the doc web, or the local corpus for off-topic ones; both by path,
+    normalised: web_texts, corpus_texts)."""
     problems = []
-    if q.kind == "unanswerable":
-        if q.set not in docweb.BY_NAME:
-            problems.append(f"set {q.set!r} is not a doc set")
-        texts = {e.url.removeprefix(BASE): f"{e.title}\n{e.body}" for e in web}
-    else:
-        texts = dict(local)
+    if q.kind == "unanswerable" and q.set not in docweb.BY_NAME:
+        problems.append(f"set {q.set!r} is not a doc set")
+    texts = web if q.kind == "unanswerable" else local
     for path, text in texts.items():
-        problems += [f"/{a}/ occurs in {path}" for a in q.present_in(text)]
+        problems += [f"/{a}/ occurs in {path}" for a in q.present_in(text, normalised=True)]
     return [f"{q.id}: {p}" for p in problems]
 
 
@@ -94,7 +102,9 @@ def check_all(questions: Sequence[Question]) -> list[str]:
     """Every problem of the question set, in question order."""
     index = docweb.entries(BASE)
     gold_text = reader_texts([g for q in questions for g in q.gold])
-    local = docweb.local_corpus() if any(q.kind == "offtopic" for q in questions) else {}
+    no_answer = [q for q in questions if not q.answerable]
+    web = web_texts(index) if no_answer else {}
+    local = corpus_texts(docweb.local_corpus()) if no_answer else {}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "pages.db"
         build_index(db, index)
@@ -104,7 +114,7 @@ def check_all(questions: Sequence[Question]) -> list[str]:
             for p in (
                 check_question(q, gold_text, index, db)
                 if q.answerable
-                else check_no_answer(q, index, local)
+                else check_no_answer(q, web, local)
             )
         ]
 

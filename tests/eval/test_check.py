@@ -12,7 +12,7 @@ import pytest
 from bench.eval import docweb
 from bench.eval.__main__ import _record
 from bench.eval.answers import answer_row, cut_off, marker_inside, verdict
-from bench.eval.check import BASE, check_no_answer, check_question
+from bench.eval.check import BASE, check_no_answer, check_question, corpus_texts, web_texts
 from bench.eval.metrics import Outcome, row
 from bench.eval.questions import Kind, Part, Question, interleave, normalise, parse_question
 from bench.eval.report import recall_table
@@ -122,15 +122,16 @@ def test_an_unanswerable_pattern_in_any_page_is_reported() -> None:
         Entry(f"{BASE}/apache/a.html", "A", "nothing here"),
         Entry(f"{BASE}/ffmpeg/b.html", "B", ""),
     ]
-    assert check_no_answer(UN, web, {}) == []
+    assert check_no_answer(UN, web_texts(web), {}) == []
     web.append(Entry(f"{BASE}/ffmpeg/c.html", "H3MaxStreams", "a title is indexed too"))
-    assert check_no_answer(UN, web, {}) == ["un: /H3MaxStreams/ occurs in /ffmpeg/c.html"]
+    problems = check_no_answer(UN, web_texts(web), {})
+    assert problems == ["un: /H3MaxStreams/ occurs in /ffmpeg/c.html"]
 
 
 def test_an_off_topic_pattern_in_the_local_corpus_is_reported() -> None:
-    web = [Entry(f"{BASE}/a.html", "A", "Everest is on the web, which does not matter here")]
-    assert check_no_answer(OFF, web, {"README.md": "Quarry answers questions"}) == []
-    problems = check_no_answer(OFF, web, {"docs/x.md": "climbing everest"})
+    web = web_texts([Entry(f"{BASE}/a.html", "A", "Everest is on the web: not the corpus")])
+    assert check_no_answer(OFF, web, corpus_texts({"README.md": "Quarry answers"})) == []
+    problems = check_no_answer(OFF, web, corpus_texts({"docs/x.md": "climbing everest"}))
     assert problems == ["off: /Everest/ occurs in docs/x.md"]
 
 
