@@ -20,12 +20,14 @@ from bench.eval.metrics import Outcome
 Verdict = Literal["right", "abstained", "wrong"]
 
 # "The sources don't say", in the ways a model says it (checked on the embedded model's output).
+# Quoted text is left out first: a quoted page may say "no default" without the answer doing so.
 ABSTAIN = re.compile(
     r"\b(sources?|documents?|pages?|results?|context|passages?|documentation|manual|text)\b"
-    r"[^.]{0,80}?\b(do(es)? not|don'?t|doesn'?t|did not|didn'?t|never|no)\b[^.]{0,60}?"
+    r"[^.,;:]{0,40}?\b(do(es)? not|don'?t|doesn'?t|did not|didn'?t|never)\b[^.,;:]{0,40}?"
     r"\b(say|mention|state|contain|include|cover|provide|specify|answer|give|describe|address"
     r"|list|define|discuss|information|details?|data)"
-    r"|\b(no|not enough|insufficient|any) (relevant |specific )?(information|mention|details?)\b"
+    r"|\bnone of the (sources|documents|pages|results|passages)\b"
+    r"|\b(no|not enough|insufficient) (relevant |specific )?(information|mention|details?)\b"
     r"|\b(cannot|can'?t|could not|couldn'?t|unable to|not able to) (be )?(find|found|determine"
     r"|answer|tell|confirm|provide|locate|identify)"
     r"|\bnot (explicitly )?(mentioned|stated|specified|covered|found|documented|provided|listed)"
@@ -33,6 +35,7 @@ ABSTAIN = re.compile(
     r"|\bI (do not|don'?t) know\b",
     re.IGNORECASE,
 )
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”')
 CITATION = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 _TRAILING_CITES = re.compile(r"(\s*\[\d+(?:\s*,\s*\d+)*\])+\s*$")
 _SENTENCE_END = tuple(".!?:;)\"'`*]>")
@@ -46,8 +49,8 @@ def cited(answer: str) -> bool:
 
 
 def abstains(answer: str) -> bool:
-    """Whether the answer says its sources do not hold the answer."""
-    return ABSTAIN.search(answer) is not None
+    """Whether the answer says its sources do not hold the answer (outside quotations)."""
+    return ABSTAIN.search(_QUOTED.sub(" ", answer)) is not None
 
 
 def verdict(o: Outcome) -> Verdict:

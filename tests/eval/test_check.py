@@ -151,6 +151,10 @@ def test_answers_are_graded_right_abstained_wrong_and_confidently_wrong() -> Non
     assert verdict(_answered(DEEP, "It is 60 seconds [2].")) == "wrong"
     assert verdict(_answered(UN, "The provided sources don't mention H3MaxStreams.")) == "right"
     assert verdict(_answered(UN, "H3MaxStreams defaults to 100 [1].")) == "wrong"
+    # A quoted page saying "no default" is not the answer abstaining (embedded model, 2026-11-27).
+    quoting = 'It is 1024 [1]. The source states: "If there is no default value, say None." [3]'
+    assert verdict(_answered(UN, quoting)) == "wrong"
+    assert verdict(_answered(UN, "None of the sources mention H3MaxStreams.")) == "right"
     outcomes = [
         _answered(DEEP, "It is 300 seconds [1]."),
         _answered(DEEP, "I could not find this in the sources."),
