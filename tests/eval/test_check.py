@@ -15,7 +15,7 @@ from bench.eval.answers import answer_row, cut_off, marker_inside, verdict
 from bench.eval.check import BASE, check_no_answer, check_question, corpus_texts, web_texts
 from bench.eval.metrics import Outcome, row
 from bench.eval.questions import Kind, Part, Question, interleave, normalise, parse_question
-from bench.eval.report import recall_table
+from bench.eval.report import fall_through, recall_table
 from bench.eval.scripted import Director
 from bench.eval.stored import load_run
 from services.orchestrator.tests.fakes.fake_llm import FakeLLM
@@ -222,3 +222,13 @@ def test_interleaving_takes_each_set_and_kind_in_turn() -> None:
     qs = [q("a1", "deep", "apache"), q("a2", "deep", "apache"), q("a3", "deep", "apache")]
     qs += [q("f1", "deep", "ffmpeg"), q("s1", "snippet", "apache")]
     assert [x.id for x in interleave(qs)] == ["a1", "f1", "s1", "a2", "a3"]
+
+
+def test_an_off_topic_question_falls_through_only_without_local_sources() -> None:
+    answered = Outcome(OFF, "speed local", status="answered", local_sources=2)
+    fell = Outcome(OFF, "speed local", status="answered", local_sources=0)
+    line = fall_through([answered, fell, answered])
+    assert line == (
+        "off-topic vs local corpus, speed local: 1/3 fell through (33.3 %); "
+        "answered from local docs: 2"
+    )
