@@ -132,3 +132,22 @@ def test_source_cards_show_the_pages_own_text_not_prompt_labels() -> None:
     assert card["excerpt"] == "The tower is 330 m tall. […] Eiffel Tower facts: opened in 1889."
     assert card["passages"] == ["The tower is 330 m tall.", "Eiffel Tower facts: opened in 1889."]
     assert "snippet" not in card["excerpt"].lower()
+
+
+def test_a_snippet_cut_before_its_value_is_completed_from_the_page_read() -> None:
+    # sqlite3-doc's limits.html as the reader writes it (markdown escapes included), and a
+    # search snippet that stops just before the value.
+    page = (
+        "2. **Maximum Number Of Columns**\nThe SQLITE\\_MAX\\_COLUMN compile-time parameter is "
+        "used to set an upper bound on the number of columns in a table.\nThe default setting "
+        "for SQLITE\\_MAX\\_COLUMN is 2000. You can change it at compile time."
+    )
+    snippet = "The default setting for SQLITE_MAX_COLUMN is …"
+    assert evidence.complete_snippet(snippet, page) == (
+        "The default setting for SQLITE_MAX_COLUMN is 2000."
+    )
+    whole = "You can change it at compile time."
+    assert evidence.complete_snippet(whole, page) == whole
+    assert evidence.complete_snippet("Nothing of this is on the page, …", page) == (
+        "Nothing of this is on the page, …"
+    )

@@ -15,6 +15,7 @@ Two shapes (ORCHESTRATOR_EVIDENCE):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -27,6 +28,8 @@ CHARS_PER_TOKEN = 4
 MIN_PASSAGE_TOKENS = 256
 # Between two passages of one page that are not adjacent.
 GAP = "\n\n[…]\n\n"
+# The end of a sentence: a full stop, "!" or "?" before a space or the end.
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 # A local passage shown as a search result's snippet (to the snippet judge and the ranker).
 SNIPPET_CHARS = 320
 
@@ -164,6 +167,32 @@ def fit(item: Evidence, limit: int) -> Evidence:
     # The first part, cut: what precedes it in the text (a label) stays in the text only.
     lead = max(0, item.text.find(item.passages[0]))
     return replace(item, text=text, passages=(text[lead:] or text,))
+
+
+def _plain(text: str) -> str:
+    # Whitespace collapsed and markdown escapes ("SQLITE\\_MAX") dropped, for matching.
+    return " ".join(text.replace("\\", "").split())
+
+
+def complete_snippet(snippet: str, page: str, extra: int = SNIPPET_CHARS) -> str:
+    """``snippet`` finished from ``page`` (the text of the page it came from) when it stops
+    mid-sentence: search engines cut snippets at a length, often just before the value the
+    question asks for ("The default is …"). Its last words are found in the page and the
+    sentence is completed, up to ``extra`` characters; a snippet not found is kept as is."""
+    text = snippet.strip()
+    bare = text.rstrip("….").rstrip() if text.endswith(("…", "...")) else text
+    if not bare or (bare == text and bare.endswith((".", "!", "?", ":"))):
+        return text
+    tail = _plain(bare)[-60:]
+    flat = _plain(page)
+    at = flat.find(tail)
+    if len(tail) < 20 or at < 0:
+        return text
+    rest = flat[at + len(tail) : at + len(tail) + extra]
+    m = _SENTENCE_END.search(rest)
+    if m is None:
+        return text
+    return _plain(bare) + rest[: m.start() + 1]
 
 
 def snippet_of(text: str, limit: int = SNIPPET_CHARS) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from opentelemetry import trace
 
-from orchestrator.agent import evidence
+from orchestrator.agent import evidence, versions
 from orchestrator.agent.domain import Evidence, PageRead, Passage, SearchHit
 from orchestrator.agent.modes import PROFILES, Mode, ModeProfile, resolve_mode
 from orchestrator.agent.ports import Brain, Corpus, Ranker, Reader, Searcher
@@ -164,9 +164,19 @@ class RunState:
         if self.settings.evidence != "passages":
             return []
         count = self.profile.evidence_snippets
-        return evidence.snippets_for(
+        kept = evidence.snippets_for(
             self.hits, self.settings.evidence_snippets if count is None else count
         )
+        return [self._completed(h) for h in kept]
+
+    def _completed(self, hit: SearchHit) -> SearchHit:
+        """``hit`` with its snippet finished from the page's own text when the page was read
+        and the snippet stops mid-sentence (evidence.complete_snippet)."""
+        page = self.pages.get(hit.url)
+        if page is None:
+            return hit
+        done = evidence.complete_snippet(hit.snippet, page.markdown)
+        return hit if done == hit.snippet.strip() else replace(hit, snippet=done)
 
     def evidence_budget(self) -> int:
         """Tokens of evidence for this run: the setting's budget, capped by the mode's."""
@@ -188,7 +198,8 @@ class RunState:
             return evidence.chunk_per_url(self.chunks)
         if not self.chunks:
             return []
-        return evidence.from_passages(self.chunks, self.kept_snippets())
+        found = evidence.from_passages(self.chunks, self.kept_snippets())
+        return versions.current_first(found, self.question)
 
     def best_evidence(self) -> list[Evidence]:
         """Chunks when any page was read, else snippets."""
@@ -199,11 +210,14 @@ class RunState:
         or snippet within the mode's per-source size. Ranked passages are not cut per source:
         the ranker already fitted them to the budget by rank, and a per-source cut would drop
         a page's later passages (where deep answers are). A cut keeps a source's best text
-        and its ``passages`` exactly what remains (evidence.fit)."""
+        and its ``passages`` exactly what remains (evidence.fit); a release note's title says
+        so, and which version it describes (agent/versions.py)."""
         whole = min(self.evidence_budget() * CHARS_PER_TOKEN, MAX_SOURCE_CHARS)
         per_source = self.profile.source_chars or whole
         return [
-            evidence.fit(e, whole if e.kind == "passages" else min(whole, per_source))
+            evidence.fit(
+                versions.labelled(e), whole if e.kind == "passages" else min(whole, per_source)
+            )
             for e in items
         ]
 
