@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from orchestrator.agent.expand import keyword_query
 from orchestrator.agent.intent import (
     carry_context,
     prefilter,
@@ -144,3 +145,23 @@ async def test_speed_searches_a_follow_up_with_its_conversation_without_a_planne
         events = await h.run("And in winter?", history=[turn], mode="speed")
     assert searcher.queries == ["And in winter? cold Oslo"]
     assert first(events, "plan").data["planner"] == "skipped"
+
+
+def test_keyword_query_keeps_names_and_flags_and_adds_cue_words() -> None:
+    question = "How many terms can a compound SELECT statement have by default?"
+    assert (
+        keyword_query(question) == "terms compound SELECT statement default defaults maximum limit"
+    )
+    assert keyword_query("What does git push -u do?") == "git push -u"
+    assert keyword_query("core.autocrlf") == ""  # nothing to add
+
+
+async def test_speed_ranks_passages_against_a_keyword_query_when_no_planner_runs() -> None:
+    searcher = ScriptedSearcher(default=hits("http://sqlite.test/limits", words="compound"))
+    pages = {"http://sqlite.test/limits": ("Limits", "A compound SELECT defaults to 500 terms.")}
+    question = "How many terms can a compound SELECT statement have by default?"
+    async with harness(searcher=searcher, pages=pages) as h:
+        events = await h.run(question, mode="speed")
+    assert first(events, "plan").data["planner"] == "skipped"
+    assert searcher.queries == [question]  # the search engine gets the question as asked
+    assert h.ranker.passage_calls[0][0] == [question, keyword_query(question)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from orchestrator.agent.expand import keyword_query
 from orchestrator.agent.intent import (
     Prefilter,
     TurnLike,
@@ -76,6 +77,10 @@ async def plan_step(state: RunState) -> Plan:
         elif used_default:
             state.sink.warn("llm_invalid_output", INVALID_OUTPUT)
     plan = combine(pre, model, state.question, state.history)
+    if model is None and plan.action == "proceed":
+        # No planner rewrite to rank passages against: a keyword query instead (expand.py).
+        extra = keyword_query(plan.optimized_query or state.question)
+        state.add_queries([state.question, extra] if extra else [state.question])
     state.sink.emit(
         "plan",
         {
