@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Sequence
 
+from orchestrator.agent import versions
 from orchestrator.agent.domain import (
     CorpusError,
     RankerUnavailable,
@@ -22,6 +23,9 @@ from orchestrator.errors import RunFailed
 from orchestrator.policy import SEARCH_OFF
 
 logger = logging.getLogger(__name__)
+# Results ranked past the kept ones, so a release-note page among the kept can give way
+# (agent/versions.py).
+RELEASE_NOTES_SLACK = 2
 
 
 def _route(state: RunState) -> Route:
@@ -222,7 +226,7 @@ async def rank_step(state: RunState, hits: list[SearchHit], query: str) -> list[
                     ranked = await state.deps.ranker.rank_results(
                         query,
                         hits,
-                        top_k=top,
+                        top_k=top + RELEASE_NOTES_SLACK,
                         timeout=state.research_left(state.settings.ranker_timeout_s),
                     )
             except (RankerUnavailable, TimeoutError):
@@ -231,7 +235,9 @@ async def rank_step(state: RunState, hits: list[SearchHit], query: str) -> list[
                     "ranker_unavailable",
                     "The ranker is unavailable; using the search engine's order.",
                 )
-                ranked = sorted(hits, key=lambda h: h.engine_rank)[:top]
+                ranked = sorted(hits, key=lambda h: h.engine_rank)
+        # Past releases' pages below the current reference for a present-tense question.
+        ranked = versions.current_first(ranked, state.question)[:top]
         span.set_attribute("ae.kept", len(ranked))
         span.set_attribute("ae.ranked_by", by)
     state.sink.emit(
