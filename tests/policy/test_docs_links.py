@@ -10,6 +10,7 @@ a parser library would add a locked dependency for these few rules.
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -121,7 +122,11 @@ def named_make_targets(markdown: str) -> set[str]:
     names: set[str] = set()
     for code in split_code(markdown)[1]:
         for line in code.splitlines():
-            words = line.split()
+            # shell words: a quoted NAME="a b" stays one word (one variable, not targets)
+            try:
+                words = shlex.split(line, comments=True)
+            except ValueError:
+                words = line.split()
             for i in (i for i, word in enumerate(words) if word == "make"):
                 # Targets follow, NAME=value variables between them; anything else (#, &&, /)
                 # ends the command.

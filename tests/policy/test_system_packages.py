@@ -16,7 +16,15 @@ import pytest
 from tests.conftest import ROOT
 
 SCRIPT = ROOT / "scripts" / "system-packages.sh"
-TEST_PACKAGES = ["g++", "searx", "sqlite3-doc", "git-doc", "chromium"]
+TEST_PACKAGES = [
+    "g++",
+    "searx",
+    "sqlite3-doc",
+    "git-doc",
+    "apache2-doc",
+    "ffmpeg-doc",
+    "chromium",
+]
 
 # dpkg-query -W -f='${Status}' PKG for a package listed in $FAKE_DPKG ("name=status;…"); an
 # unknown package is an error, as with the real dpkg-query.
@@ -75,6 +83,8 @@ PARTLY = {
     "g++": OK,
     "sqlite3-doc": OK,
     "git-doc": "deinstall ok config-files",
+    "apache2-doc": OK,
+    "ffmpeg-doc": OK,
 }
 
 
