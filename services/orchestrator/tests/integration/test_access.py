@@ -113,7 +113,7 @@ async def test_a_rebinding_page_cannot_index_a_planted_folder_or_read_it_back(
         assert asked.status_code == 400
         assert llm.calls == []  # refused before any work
         # The legitimate client (right Host) finds nothing of the folder: it was never indexed.
-        before = await _ask_local(c, "What is the vault combination?")
+        before = await _ask_local(c, "vault combination")
         assert not any(u.startswith(f"local:{home}") for u in _local_urls(before))
         # ... and the same request with the right Host does index it: the refusal was the Host.
         indexed = await c.post(
@@ -121,7 +121,7 @@ async def test_a_rebinding_page_cannot_index_a_planted_folder_or_read_it_back(
         )
         assert indexed.status_code == 200
         assert indexed.json()["added"] == 1
-        after = await _ask_local(c, "What is the vault combination?")
+        after = await _ask_local(c, "vault combination")
         assert f"local:{home}/vault.md" in _local_urls(after)
 
 

@@ -215,16 +215,23 @@ async def mcp_as(base: str, token: str) -> AsyncIterator[ClientSession]:
 async def test_openai_and_mcp_keep_each_users_data_their_own(world: World, tmp_path: Path) -> None:
     _, bob = ids(named=False)
     async with team(world, tmp_path, named=False) as api:
-        # MCP: A's search tool makes a conversation only A's resource read shows.
+        # MCP: a search tool call leaves no conversation behind; A's conversation (from the
+        # HTTP API) is a resource only A's reads show.
+        asked_a = await api.client.post(
+            "/v1/search",
+            json={"query": "what causes tides", "session_id": "a-chat"},
+            headers={**auth(ALICE), "Accept": "application/json"},
+        )
+        assert asked_a.status_code == 200, asked_a.text
+        uri = "quarry://sessions/a-chat"
         async with mcp_as(api.base, ALICE) as session:
             answer = mcp_text(await session.call_tool("search", {"query": "what causes tides"}))
-            uri = re.search(r"quarry://sessions/\S+", answer)
-            assert uri, answer
-            own = await session.read_resource(AnyUrl(uri.group(0)))
+            assert "quarry://sessions/" not in answer
+            own = await session.read_resource(AnyUrl(uri))
         assert "## what causes tides" in getattr(own.contents[0], "text", "")
         async with mcp_as(api.base, BOB) as session:
             with pytest.raises(McpError, match="No session"):
-                await session.read_resource(AnyUrl(uri.group(0)))
+                await session.read_resource(AnyUrl(uri))
             # B's research tool: a run of B's.
             result = await session.call_tool("research", {"query": "how do tides work"})
             assert not result.isError, mcp_text(result)
@@ -248,7 +255,7 @@ async def test_openai_and_mcp_keep_each_users_data_their_own(world: World, tmp_p
     assert b_runs["total"] == 2
     assert {r["owner"] for r in b_runs["runs"]} == {bob}
     assert openai_run in {r["research_id"] for r in b_runs["runs"]}
-    assert [s["session_id"] for s in a_sessions["sessions"]] == [uri.group(0).rsplit("/", 1)[1]]
+    assert [s["session_id"] for s in a_sessions["sessions"]] == ["a-chat"]
     assert all_runs["total"] == 2
 
 
