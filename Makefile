@@ -13,7 +13,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PROTO_OUT := libs/protos/src
 PROTOS := $(wildcard proto/quarry/v1/*.proto)
-LINT_PATHS := $(wildcard libs/common libs/embed services tests bench scripts deploy)
+LINT_PATHS := $(wildcard libs/common libs/embed libs/rerank services tests bench scripts deploy)
 # `make up COMPOSE="podman compose"` works too; PROFILE=tracing adds the collector and Jaeger.
 COMPOSE ?= docker compose
 
@@ -47,8 +47,10 @@ setup: uv ## Install uv and every package into .venv (idempotent)
 	    "$$UV" sync --frozen --all-packages --all-extras --group llm --inexact --python 3.11 --quiet; \
 	  fi
 
-run: setup ## Run the stack locally (reader, ranker, orchestrator)
-	$(PY) -m scripts.run
+# The terminal shows stages, the banner and warnings/errors; each service logs to
+# $(QUARRY_DATA_DIR or .data)/logs/<service>.log. `make run VERBOSE=1` streams every log line too.
+run: setup ## Run the stack locally (VERBOSE=1: stream every service's log here too)
+	$(if $(filter 1 true yes,$(VERBOSE)),QUARRY_VERBOSE=1 )$(PY) -m scripts.run
 
 test: system setup proto-check lint ## Install everything, check contracts and lint, run every test
 	$(PY) -m pytest -q -rs -p no:cacheprovider

@@ -115,6 +115,7 @@ def _record(o: Outcome) -> dict[str, Any]:
     if o.config.startswith("llm"):  # a scripted answer only echoes the evidence: not kept
         row |= {
             "answer": o.answer,
+            "support_score": o.support_score,
             "verdict": verdict(o),
             "abstains": abstains(o.answer),
             "cited": cited(o.answer),

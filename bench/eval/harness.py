@@ -226,7 +226,8 @@ def outcome(
         elif kind == "error":
             out.error = f"{data['code']}: {data['message']}"
         elif kind == "answer.completed":
-            out.answer = data["text"]
+            out.answer = data["text"]  # as checked against the sources, what the user sees
+            out.support_score = data.get("support_score")
         elif kind == "run.completed":
             out.status = data["status"]
             out.timings_ms = {k: float(v) for k, v in data["timings_ms"].items()}

@@ -27,6 +27,7 @@ class Outcome:
     cited: list[str] = field(default_factory=list)  # source paths given to the model
     local_sources: int = 0  # of those, local documents (not the doc web)
     answer: str = ""
+    support_score: float | None = None  # the answer's share of supported sentences, if checked
     timings_ms: dict[str, float] = field(default_factory=dict)
     duration_ms: float = 0.0
 

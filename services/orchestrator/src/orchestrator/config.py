@@ -88,8 +88,10 @@ class Settings(BaseServiceSettings):
         default=5.0, gt=0, le=300, validation_alias="LLM_CONNECT_TIMEOUT_S"
     )
     llm_timeout_s: float = Field(default=120.0, gt=0, le=3600, validation_alias="LLM_TIMEOUT_S")
+    # To the first token of any call (plans and judges are streamed too): well inside the
+    # question budget, so a server that hangs costs a quarter of it, not all of it.
     llm_first_token_timeout_s: float = Field(
-        default=120.0, gt=0, le=3600, validation_alias="LLM_FIRST_TOKEN_TIMEOUT_S"
+        default=30.0, gt=0, le=3600, validation_alias="LLM_FIRST_TOKEN_TIMEOUT_S"
     )
     llm_idle_timeout_s: float = Field(
         default=60.0, gt=0, le=3600, validation_alias="LLM_IDLE_TIMEOUT_S"
@@ -154,6 +156,10 @@ class Settings(BaseServiceSettings):
     # Conversation carried into the planner and the answer (questions + answers); oldest first out.
     history_chars: int = Field(default=48_000, ge=0, le=1_000_000)
     max_sessions: int = Field(default=1000, ge=1)
+    # Characters of turns (answers, sources and the passages each model saw) all sessions in
+    # memory may hold; the least recently used idle ones go first (with a data directory they
+    # come back from SQLite on their next use).
+    session_cache_chars: int = Field(default=16_000_000, ge=100_000)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
     ready_timeout_s: float = Field(default=2.0, gt=0, le=30)
 
@@ -233,6 +239,9 @@ class Settings(BaseServiceSettings):
     max_header_bytes: int = Field(default=64 * 1024, ge=4096, le=16 * 1024 * 1024)
     header_timeout_s: float = Field(default=10.0, gt=0, le=300)
     max_client_connections: int = Field(default=32, ge=1, le=10_000)
+    # Time to send a request body once its head has arrived (a 64 KiB body takes well under a
+    # second even on a slow link); a body trickled slower is answered 408 and closed.
+    body_timeout_s: float = Field(default=30.0, gt=0, le=3600)
 
     @field_validator("rate_questions", "rate_research", "rate_indexing")
     @classmethod

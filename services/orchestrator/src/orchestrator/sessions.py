@@ -74,6 +74,8 @@ class Session:
     title: str = ""
     kind: Kind = "chat"
     owner: str = LOCAL_ID
+    # Characters its turns hold (Turn.size summed), kept by the store for its memory budget.
+    chars: int = 0
 
     @property
     def key(self) -> Key:
@@ -126,8 +128,13 @@ class SessionDB(Protocol):
 
 
 class SessionStore:
-    """Sessions by id. Expired ones leave memory; over ``max_sessions`` the least recently used
-    go. With a ``db`` they stay stored and come back on their next use.
+    """Sessions by id. Expired ones leave memory; over ``max_sessions``, or over
+    ``max_total_chars`` of turns in memory, the least recently used go. With a ``db`` they stay
+    stored and come back on their next use.
+
+    Both bounds matter: a session may hold up to ``max_chars`` (the passages each answer's
+    model saw count), so a cap on the count alone let 1,000 sessions hold up to 60 million
+    characters.
 
     A session in use (a question holds or awaits its lock) is never evicted, so two requests
     on one id always share one lock. Time is wall-clock for display, monotonic for expiry.
@@ -141,10 +148,12 @@ class SessionStore:
         max_sessions: int,
         clock: Callable[[], float] = time.monotonic,
         db: SessionDB | None = None,
+        max_total_chars: int | None = None,
     ) -> None:
         self._ttl = ttl_s
         self._max_chars = max_chars
         self._max_sessions = max_sessions
+        self._max_total_chars = max_total_chars
         self._clock = clock
         self._db = db
         self._sessions: OrderedDict[Key, Session] = OrderedDict()
@@ -175,6 +184,7 @@ class SessionStore:
         if session is None and self._db is not None:
             session = await self._db.load(owner, session_id)
             if session is not None:
+                session.chars = sum(t.size for t in session.turns)
                 # another request may have cached it while the database answered
                 session = self._sessions.setdefault(session.key, session)
                 session.touched = self._clock()
@@ -222,13 +232,22 @@ class SessionStore:
         self._sessions.move_to_end(session.key)
         return session
 
+    def in_memory_chars(self) -> int:
+        """Characters the turns of the sessions in memory hold."""
+        return sum(s.chars for s in self._sessions.values())
+
     def _evict(self) -> None:
         for key in [s.key for s in self._sessions.values() if self._expired(s)]:
             del self._sessions[key]
-        for key in list(self._sessions):
-            if len(self._sessions) <= self._max_sessions:
+        budget = self._max_total_chars
+        total = self.in_memory_chars() if budget is not None else 0
+        for key in list(self._sessions):  # least recently used first
+            over_budget = budget is not None and total > budget
+            if len(self._sessions) <= self._max_sessions and not over_budget:
                 break
-            if self._sessions[key].users == 0:
+            session = self._sessions[key]
+            if session.users == 0:
+                total -= session.chars
                 del self._sessions[key]
 
     @asynccontextmanager
@@ -253,7 +272,9 @@ class SessionStore:
         session.turns.append(turn)
         while len(session.turns) > 1 and sum(t.size for t in session.turns) > self._max_chars:
             session.turns.pop(0)
+        session.chars = sum(t.size for t in session.turns)
         session.touched = self._clock()
+        self._evict()
         await self._save(session)
 
     async def _save(self, session: Session) -> None:

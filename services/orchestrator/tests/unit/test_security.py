@@ -92,17 +92,23 @@ async def test_cors_is_closed_by_default() -> None:
         "Access-Control-Request-Method": "POST",
         "Access-Control-Request-Headers": "content-type",
     }
-    async with api() as (_, c):
-        reply = await c.options("/v1/search", headers=preflight)
-        assert reply.status_code >= 400
-        assert "access-control-allow-origin" not in reply.headers
+    # docs/api.md: preflights from other origins get 400 (they got 405, or 401 with tokens)
+    for settings in ({}, {"api_tokens": BEARER}, {"cors_origins": "https://ui.example"}):
+        async with api(**settings) as (_, c):
+            for path in ("/v1/search", "/v1/sessions", "/nowhere"):
+                reply = await c.options(path, headers=preflight)
+                assert reply.status_code == 400, (settings, path)
+                assert reply.headers["content-type"] == PROBLEM
+                assert reply.json()["status"] == 400
+                assert "access-control-allow-origin" not in reply.headers
     async with api(cors_origins="https://ui.example") as (_, c):
-        refused = await c.options("/v1/search", headers=preflight)
-        assert refused.status_code == 400
-        assert "access-control-allow-origin" not in refused.headers
         ok = await c.options("/v1/search", headers={**preflight, "Origin": "https://ui.example"})
         assert ok.status_code == 200
         assert ok.headers["access-control-allow-origin"] == "https://ui.example"
+        bad_method = {**preflight, "Origin": "https://ui.example"}
+        bad_method["Access-Control-Request-Method"] = "PUT"
+        refused = await c.options("/v1/search", headers=bad_method)
+        assert (refused.status_code, refused.headers["content-type"]) == (400, PROBLEM)
 
 
 async def test_with_tokens_every_endpoint_needs_one() -> None:

@@ -40,3 +40,11 @@ class Settings(BaseServiceSettings):
     # cpu_concurrency so RankPassages never waits behind them for long).
     prepare_candidates: int = Field(default=3, ge=1, le=100)
     prepare_concurrency: int = Field(default=1, ge=1, le=64)
+    # --- RankPassages: the rerank step (ranker/rerank.py) ---
+    # Reorder the fused shortlist with quarry_rerank (sentence-level MaxSim over the embedding
+    # model; no cross-encoder ships in a PyPI package); "off" keeps BM25 + dense alone.
+    rerank: bool = False
+    # The fused top passages rescored, and the time one call may spend on them (past it the
+    # fused order stands and the response says why).
+    rerank_candidates: int = Field(default=20, ge=2, le=200)
+    rerank_seconds: float = Field(default=2.0, gt=0, le=60)

@@ -42,6 +42,8 @@ CHARS_PER_TOKEN = 4
 STRONG = 3
 # Passages embedded per step of the time-bounded dense pass.
 DENSE_BATCH = 4
+# (texts, fused order) -> the fused order to select from.
+Reorder = Callable[[Sequence[str], list[tuple[int, float]]], list[tuple[int, float]]]
 _ENDS_THOUGHT = (".", "!", "?", "…", '"', "”", ")", "`")
 
 
@@ -271,8 +273,10 @@ def rank_passages(
     pages: Sequence[PreparedPage],
     params: PassageParams | None = None,
     embedder: Embeds | None = None,
+    reorder: Reorder | None = None,
 ) -> Ranked:
-    """Choose passages of ``pages`` for ``queries`` within the token budget, best first."""
+    """Choose passages of ``pages`` for ``queries`` within the token budget, best first;
+    ``reorder`` (the rerank step, ranker.rerank) may reorder the fused list before selection."""
     p = params or PassageParams()
     produced = [
         Chunk(page.url, page.title, text, index)
@@ -293,6 +297,8 @@ def rank_passages(
         dense_lists, vectors = _dense_lists(embedder, queries, texts, shortlist, p.dense_seconds)
         lists += dense_lists
     fused = fuse(lists, p.rrf_k) if any(lists) else []
+    if fused and reorder is not None:
+        fused = reorder(texts, fused)
     if not fused:  # nothing matched: the pages' openings, in page order
         fused = [(i, 0.0) for i, c in enumerate(produced) if i in kept]
     chosen = _select(produced, fused, vectors, p)

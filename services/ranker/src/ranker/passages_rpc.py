@@ -37,6 +37,7 @@ from ranker.passages import (
     prepare_page,
     rank_passages,
 )
+from ranker.rerank import Reranked, RerankParams, Scores, rerank
 
 logger = logging.getLogger(__name__)
 
@@ -152,11 +153,15 @@ def _check_page(i: int, page: ranker_pb2.PassagePage) -> str:
     return actual
 
 
-def to_proto(ranked: Ranked, missing: list[str]) -> ranker_pb2.RankPassagesResponse:
+def to_proto(
+    ranked: Ranked, missing: list[str], reranked: Reranked | None = None
+) -> ranker_pb2.RankPassagesResponse:
     """Map the outcome to a RankPassagesResponse."""
     reply = ranker_pb2.RankPassagesResponse(
         total_passages=ranked.total, dense=ranked.dense, missing_urls=missing
     )
+    if reranked is not None:
+        reply.reranked, reply.rerank_note = reranked.used, reranked.note
     for c in ranked.passages:
         reply.passages.add(
             url=c.url, title=c.title, text=c.text, score=c.score, index=c.index, tokens=c.tokens
@@ -191,6 +196,8 @@ class PassageRpcs:
         defaults: PassageParams,
         prepare_in_thread: InThread[Any] | None = None,
         prepare_candidates: int = 3,
+        reranker: Callable[[], Scores | None] = lambda: None,
+        rerank_params: RerankParams | None = None,
     ) -> None:
         """``prepare_in_thread`` runs PreparePassages (its own, smaller, pool of slots, so
         background work never queues a RankPassages call behind it); default ``in_thread``."""
@@ -201,6 +208,8 @@ class PassageRpcs:
         self._cache = cache
         self._embedder = embedder
         self._defaults = defaults
+        self._reranker = reranker
+        self._rerank = rerank_params or RerankParams(enabled=False)
 
     def _run(
         self,
@@ -208,16 +217,28 @@ class PassageRpcs:
         queries: list[str],
         params: PassageParams,
         deadline: float | None,
-    ) -> tuple[Ranked, list[str]]:
+    ) -> tuple[Ranked, list[str], Reranked | None]:
+        rerank_params = self._rerank
         if deadline is not None:
             # New vectors get a share of what is left of the caller's deadline (measured
             # here, after the wait for a CPU slot), so a busy machine degrades to BM25 for
             # the passages not yet embedded instead of failing the call.
             share = max(0.0, (deadline - time.monotonic()) * DEADLINE_SHARE)
             params = dataclasses.replace(params, dense_seconds=min(params.dense_seconds, share))
+            rerank_params = dataclasses.replace(
+                rerank_params, seconds=min(rerank_params.seconds, share)
+            )
         pages, missing = self._pages(request.pages, params.passage_words)
-        ranked = rank_passages(self._analyzer, queries, pages, params, self._embedder())
-        return ranked, missing
+        outcome: list[Reranked] = []
+
+        def reorder(
+            texts: Sequence[str], fused: list[tuple[int, float]]
+        ) -> list[tuple[int, float]]:
+            outcome.append(rerank(self._reranker(), queries, texts, fused, rerank_params))
+            return outcome[-1].fused
+
+        ranked = rank_passages(self._analyzer, queries, pages, params, self._embedder(), reorder)
+        return ranked, missing, (outcome[0] if outcome else None)
 
     def _pages(
         self, messages: Sequence[ranker_pb2.PassagePage], passage_words: int
@@ -248,12 +269,13 @@ class PassageRpcs:
             span.set_attribute("quarry.ranker.pages", len(request.pages))
             left = context.time_remaining()
             deadline = None if left is None else time.monotonic() + left
-            ranked, missing = await self._in_thread(
+            ranked, missing, reranked = await self._in_thread(
                 lambda: self._run(request, queries, params, deadline)
             )
             span.set_attribute("quarry.ranker.passages", ranked.total)
             span.set_attribute("quarry.ranker.dense", ranked.dense)
-        return to_proto(ranked, missing)
+            span.set_attribute("quarry.ranker.reranked", bool(reranked and reranked.used))
+        return to_proto(ranked, missing, reranked)
 
     def _prepare(
         self,

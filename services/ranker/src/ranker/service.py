@@ -13,6 +13,7 @@ from opentelemetry import trace
 from quarry.v1 import ranker_pb2, ranker_pb2_grpc
 from quarry_common.threads import in_thread
 from quarry_embed import CachedEmbedder, load_or_none
+from quarry_rerank import Reranker, SupportChecker, label_for
 
 from ranker.analyzer import Analyzer, AnalyzerConfig
 from ranker.bounds import check_query
@@ -22,7 +23,9 @@ from ranker.errors import BoundExceededError, InvalidRequestError
 from ranker.model import Page, RankedResult, ScoredChunk, SearchResult
 from ranker.passages import Embeds, PassageParams
 from ranker.passages_rpc import PageCache, PassageRpcs
+from ranker.rerank import RerankParams
 from ranker.results import ResultsParams, rank_results
+from ranker.support_rpc import check_support
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +51,9 @@ PassagesContext = grpc.aio.ServicerContext[
 ]
 PrepareContext = grpc.aio.ServicerContext[
     ranker_pb2.PreparePassagesRequest, ranker_pb2.PreparePassagesResponse
+]
+SupportContext = grpc.aio.ServicerContext[
+    ranker_pb2.CheckSupportRequest, ranker_pb2.CheckSupportResponse
 ]
 
 
@@ -171,6 +177,9 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
         self._cpu = asyncio.Semaphore(settings.cpu_concurrency)
         self._settings = settings
         self._embedder: Embeds | None = None
+        # Both reuse the embedding model (and its vector cache): loaded with it.
+        self._reranker: Reranker | None = None
+        self._support: SupportChecker | None = None
         self._prepare_slots = asyncio.Semaphore(settings.prepare_concurrency)
         self._passages = PassageRpcs(
             self._analyzer,
@@ -182,6 +191,12 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
             ),
             prepare_in_thread=lambda fn: in_thread(self._prepare_slots, fn),
             prepare_candidates=settings.prepare_candidates,
+            reranker=lambda: self._reranker,
+            rerank_params=RerankParams(
+                enabled=settings.rerank,
+                candidates=settings.rerank_candidates,
+                seconds=settings.rerank_seconds,
+            ),
         )
 
     async def warm_up(self) -> None:
@@ -189,6 +204,9 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
         before reporting SERVING."""
         if self._settings.dense:
             self._embedder = await asyncio.to_thread(self._load_embedder)
+        if self._embedder is not None:
+            self._reranker = Reranker(self._embedder)
+            self._support = SupportChecker(self._embedder)
         page = Page("https://warm.up/", "warm up", "# Warm up\n\nRanking warms up the ranker.")
         result = SearchResult("https://warm.up/", "warm up", "ranking warms up", 1)
         await self._in_thread(lambda: rank_chunks(self._analyzer, "ranking", [page]))
@@ -264,3 +282,9 @@ class RankerServicer(ranker_pb2_grpc.RankerServicer):
     ) -> ranker_pb2.PreparePassagesResponse:
         """Split pages and embed their likely candidates ahead of RankPassages."""
         return await self._passages.prepare(request, context)
+
+    async def CheckSupport(
+        self, request: ranker_pb2.CheckSupportRequest, context: SupportContext
+    ) -> ranker_pb2.CheckSupportResponse:
+        """Score answer sentences against the passages they cite."""
+        return await check_support(request, context, self._support, label_for, self._in_thread)

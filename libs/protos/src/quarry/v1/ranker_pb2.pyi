@@ -153,16 +153,20 @@ class Passage(_message.Message):
     def __init__(self, url: _Optional[str] = ..., title: _Optional[str] = ..., text: _Optional[str] = ..., score: _Optional[float] = ..., index: _Optional[int] = ..., tokens: _Optional[int] = ...) -> None: ...
 
 class RankPassagesResponse(_message.Message):
-    __slots__ = ("passages", "missing_urls", "total_passages", "dense")
+    __slots__ = ("passages", "missing_urls", "total_passages", "dense", "reranked", "rerank_note")
     PASSAGES_FIELD_NUMBER: _ClassVar[int]
     MISSING_URLS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_PASSAGES_FIELD_NUMBER: _ClassVar[int]
     DENSE_FIELD_NUMBER: _ClassVar[int]
+    RERANKED_FIELD_NUMBER: _ClassVar[int]
+    RERANK_NOTE_FIELD_NUMBER: _ClassVar[int]
     passages: _containers.RepeatedCompositeFieldContainer[Passage]
     missing_urls: _containers.RepeatedScalarFieldContainer[str]
     total_passages: int
     dense: bool
-    def __init__(self, passages: _Optional[_Iterable[_Union[Passage, _Mapping]]] = ..., missing_urls: _Optional[_Iterable[str]] = ..., total_passages: _Optional[int] = ..., dense: _Optional[bool] = ...) -> None: ...
+    reranked: bool
+    rerank_note: str
+    def __init__(self, passages: _Optional[_Iterable[_Union[Passage, _Mapping]]] = ..., missing_urls: _Optional[_Iterable[str]] = ..., total_passages: _Optional[int] = ..., dense: _Optional[bool] = ..., reranked: _Optional[bool] = ..., rerank_note: _Optional[str] = ...) -> None: ...
 
 class PreparePassagesRequest(_message.Message):
     __slots__ = ("queries", "pages", "passage_words", "candidates_per_page")
@@ -187,3 +191,33 @@ class PreparePassagesResponse(_message.Message):
     missing_urls: _containers.RepeatedScalarFieldContainer[str]
     dense: bool
     def __init__(self, passages: _Optional[int] = ..., embedded: _Optional[int] = ..., missing_urls: _Optional[_Iterable[str]] = ..., dense: _Optional[bool] = ...) -> None: ...
+
+class SupportClaim(_message.Message):
+    __slots__ = ("sentence", "passages")
+    SENTENCE_FIELD_NUMBER: _ClassVar[int]
+    PASSAGES_FIELD_NUMBER: _ClassVar[int]
+    sentence: str
+    passages: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, sentence: _Optional[str] = ..., passages: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CheckSupportRequest(_message.Message):
+    __slots__ = ("claims",)
+    CLAIMS_FIELD_NUMBER: _ClassVar[int]
+    claims: _containers.RepeatedCompositeFieldContainer[SupportClaim]
+    def __init__(self, claims: _Optional[_Iterable[_Union[SupportClaim, _Mapping]]] = ...) -> None: ...
+
+class SupportVerdict(_message.Message):
+    __slots__ = ("score", "label", "best_passage")
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    BEST_PASSAGE_FIELD_NUMBER: _ClassVar[int]
+    score: float
+    label: str
+    best_passage: int
+    def __init__(self, score: _Optional[float] = ..., label: _Optional[str] = ..., best_passage: _Optional[int] = ...) -> None: ...
+
+class CheckSupportResponse(_message.Message):
+    __slots__ = ("verdicts",)
+    VERDICTS_FIELD_NUMBER: _ClassVar[int]
+    verdicts: _containers.RepeatedCompositeFieldContainer[SupportVerdict]
+    def __init__(self, verdicts: _Optional[_Iterable[_Union[SupportVerdict, _Mapping]]] = ...) -> None: ...

@@ -57,6 +57,11 @@ class RankerStub:
                 request_serializer=quarry_dot_v1_dot_ranker__pb2.PreparePassagesRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_ranker__pb2.PreparePassagesResponse.FromString,
                 _registered_method=True)
+        self.CheckSupport = channel.unary_unary(
+                '/quarry.v1.Ranker/CheckSupport',
+                request_serializer=quarry_dot_v1_dot_ranker__pb2.CheckSupportRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_ranker__pb2.CheckSupportResponse.FromString,
+                _registered_method=True)
 
 
 class RankerServicer:
@@ -98,6 +103,17 @@ class RankerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CheckSupport(self, request, context):
+        """Whether the passages an answer sentence cites support it: a score in [0, 1] and a label
+        per sentence (quarry_rerank.support: sentence-level similarity, exact values such as
+        numbers and identifiers, content words and negation, weighed on a labelled set). A
+        sentence citing several passages gets its best passage's verdict. UNAVAILABLE when the
+        model cannot load; INVALID_ARGUMENT for an empty sentence or a request past its bounds.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RankerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -120,6 +136,11 @@ def add_RankerServicer_to_server(servicer, server):
                     servicer.PreparePassages,
                     request_deserializer=quarry_dot_v1_dot_ranker__pb2.PreparePassagesRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_ranker__pb2.PreparePassagesResponse.SerializeToString,
+            ),
+            'CheckSupport': grpc.unary_unary_rpc_method_handler(
+                    servicer.CheckSupport,
+                    request_deserializer=quarry_dot_v1_dot_ranker__pb2.CheckSupportRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_ranker__pb2.CheckSupportResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -233,6 +254,33 @@ class Ranker:
             '/quarry.v1.Ranker/PreparePassages',
             quarry_dot_v1_dot_ranker__pb2.PreparePassagesRequest.SerializeToString,
             quarry_dot_v1_dot_ranker__pb2.PreparePassagesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CheckSupport(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.Ranker/CheckSupport',
+            quarry_dot_v1_dot_ranker__pb2.CheckSupportRequest.SerializeToString,
+            quarry_dot_v1_dot_ranker__pb2.CheckSupportResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -51,6 +51,13 @@ class RankerStub:
     best BM25 candidates on each page, so the RankPassages call after the reads finds the
     vectors of its shortlist cached. Best effort: cancelling it keeps what was done.
     """
+    CheckSupport: _grpc.UnaryUnaryMultiCallable[_ranker_pb2.CheckSupportRequest, _ranker_pb2.CheckSupportResponse]
+    """Whether the passages an answer sentence cites support it: a score in [0, 1] and a label
+    per sentence (quarry_rerank.support: sentence-level similarity, exact values such as
+    numbers and identifiers, content words and negation, weighed on a labelled set). A
+    sentence citing several passages gets its best passage's verdict. UNAVAILABLE when the
+    model cannot load; INVALID_ARGUMENT for an empty sentence or a request past its bounds.
+    """
 
 @_typing.type_check_only
 class RankerAsyncStub(RankerStub):
@@ -74,6 +81,13 @@ class RankerAsyncStub(RankerStub):
     passages (cached by url and content hash, like RankPassages' pages) and embed each query's
     best BM25 candidates on each page, so the RankPassages call after the reads finds the
     vectors of its shortlist cached. Best effort: cancelling it keeps what was done.
+    """
+    CheckSupport: _aio.UnaryUnaryMultiCallable[_ranker_pb2.CheckSupportRequest, _ranker_pb2.CheckSupportResponse]  # type: ignore[assignment]
+    """Whether the passages an answer sentence cites support it: a score in [0, 1] and a label
+    per sentence (quarry_rerank.support: sentence-level similarity, exact values such as
+    numbers and identifiers, content words and negation, weighed on a labelled set). A
+    sentence citing several passages gets its best passage's verdict. UNAVAILABLE when the
+    model cannot load; INVALID_ARGUMENT for an empty sentence or a request past its bounds.
     """
 
 class RankerServicer(metaclass=_abc_1.ABCMeta):
@@ -119,6 +133,19 @@ class RankerServicer(metaclass=_abc_1.ABCMeta):
         passages (cached by url and content hash, like RankPassages' pages) and embed each query's
         best BM25 candidates on each page, so the RankPassages call after the reads finds the
         vectors of its shortlist cached. Best effort: cancelling it keeps what was done.
+        """
+
+    @_abc_1.abstractmethod
+    def CheckSupport(
+        self,
+        request: _ranker_pb2.CheckSupportRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ranker_pb2.CheckSupportResponse, _abc.Awaitable[_ranker_pb2.CheckSupportResponse]]:
+        """Whether the passages an answer sentence cites support it: a score in [0, 1] and a label
+        per sentence (quarry_rerank.support: sentence-level similarity, exact values such as
+        numbers and identifiers, content words and negation, weighed on a labelled set). A
+        sentence citing several passages gets its best passage's verdict. UNAVAILABLE when the
+        model cannot load; INVALID_ARGUMENT for an empty sentence or a request past its bounds.
         """
 
 def add_RankerServicer_to_server(servicer: RankerServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

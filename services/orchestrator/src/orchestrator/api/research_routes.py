@@ -14,7 +14,7 @@ from typing import Annotated, Any, cast
 from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from orchestrator.api.models import Problem
+from orchestrator.api.models import MAX_EVENT_ID, MAX_OFFSET, MAX_PAGE, Problem
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.research_models import ContinueRequest, EmptyRequest, ResearchRequest
 from orchestrator.api.routes import OwnerParam, PrincipalDep, negotiate
@@ -92,9 +92,14 @@ def _after(header: str | None, query: int | None) -> int:
     if header is None or not header.strip():
         return -1
     try:
-        return max(int(header.strip()), -1)
+        after = int(header.strip())
     except ValueError:
-        raise BadLastEventId("Last-Event-ID must be an event's id (a whole number).") from None
+        after = MAX_EVENT_ID + 1
+    if after > MAX_EVENT_ID:
+        raise BadLastEventId(
+            f"Last-Event-ID must be an event's id (a whole number up to {MAX_EVENT_ID})."
+        )
+    return max(after, -1)
 
 
 @router.post("", status_code=202, responses=_PROBLEMS)
@@ -115,8 +120,8 @@ async def start(body: ResearchRequest, request: Request, manager: ManagerDep) ->
 async def list_runs(
     manager: ManagerDep,
     owner: OwnerParam = None,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> dict[str, Any]:
     """The caller's research runs, newest first (an admin: ``owner``'s, or ``*`` for all)."""
     records, total = await manager.list_runs(limit, offset, owner)
@@ -140,7 +145,7 @@ async def events(
     manager: ManagerDep,
     accept: Annotated[str | None, Header()] = None,
     last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-    last_event_id: Annotated[int | None, Query(ge=-1)] = None,
+    last_event_id: Annotated[int | None, Query(ge=-1, le=MAX_EVENT_ID)] = None,
 ) -> StreamingResponse:
     """The run's events as SSE, after ``Last-Event-ID``; a heartbeat comment when idle."""
     if negotiate(accept) != "sse":

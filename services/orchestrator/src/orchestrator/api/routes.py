@@ -17,6 +17,8 @@ from fastapi.responses import JSONResponse, Response
 from orchestrator.agent.loop import RunOutcome, run_question
 from orchestrator.agent.state import RunOptions
 from orchestrator.api.models import (
+    MAX_OFFSET,
+    MAX_PAGE,
     SESSION_ID_PATTERN,
     Problem,
     SearchOptions,
@@ -244,8 +246,8 @@ async def list_sessions(
     runtime: RuntimeDep,
     who: PrincipalDep,
     owner: OwnerParam = None,
-    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
 ) -> dict[str, Any]:
     """The caller's conversations, newest first: title (the first question, or the rename) and
     type. An admin may ask for ``owner``'s, or ``*`` for everyone's."""

@@ -99,6 +99,7 @@ def session_store(settings: Settings, db: SessionDB | None = None) -> SessionSto
         ttl_s=settings.session_ttl_s,
         max_chars=settings.session_max_chars,
         max_sessions=settings.max_sessions,
+        max_total_chars=settings.session_cache_chars,
         db=db,
     )
 

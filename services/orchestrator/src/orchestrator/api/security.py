@@ -181,6 +181,48 @@ class HostGuard:
         await self._check(scope, receive, refuse)
 
 
+def is_preflight(scope: Scope) -> bool:
+    """A CORS preflight: OPTIONS with an Origin and Access-Control-Request-Method."""
+    if scope["type"] != "http" or scope.get("method") != "OPTIONS":
+        return False
+    headers = Headers(scope=scope)
+    return "origin" in headers and "access-control-request-method" in headers
+
+
+class PreflightGuard:
+    """Every refused CORS preflight is a 400 problem: from an origin not allowed (also when no
+    origin is, where no CORS middleware runs and the preflight met the token check's 401 or the
+    router's 405), or for a method or header the CORS middleware refuses (its plain text)."""
+
+    def __init__(self, app: ASGIApp, *, origins: list[str]) -> None:
+        self.app = app
+        self._origins = frozenset(origins)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not is_preflight(scope):
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        if "*" not in self._origins and Headers(scope=scope)["origin"] not in self._origins:
+            detail = "Cross-origin requests from this origin are not allowed (CORS)."
+            await _send_problem(send, 400, detail, path, [])
+            return
+        refused = False
+
+        async def as_problem(message: Message) -> None:
+            # CORSMiddleware answers a disallowed method or header with a plain-text 400.
+            nonlocal refused
+            if message["type"] == "http.response.start" and message["status"] == 400:
+                refused = True
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() == b"vary"]
+                detail = "The preflight asks for a method or header this API does not allow."
+                await _send_problem(send, 400, detail, path, headers)
+            elif not refused:
+                await send(message)
+
+        await self.app(scope, receive, as_problem)
+
+
 class TokenAuth:
     """Bearer-token check for every path but the health probes; it also records the caller's
     principal (everyone is the local admin when no token is configured)."""
@@ -271,7 +313,7 @@ def install_security(app: FastAPI, settings: Settings, tokens: Sequence[str | Cr
     """Add the auth, CORS and Host middlewares (call after the app's other middlewares).
 
     Starlette runs the last added outermost: Host first (a rebinding request learns nothing),
-    then CORS (a preflight carries no token), then the token check.
+    then the preflight guard and CORS (a preflight carries no token), then the token check.
     """
     app.add_middleware(TokenAuth, tokens=tokens)
     origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
@@ -283,6 +325,7 @@ def install_security(app: FastAPI, settings: Settings, tokens: Sequence[str | Cr
             allow_headers=["Authorization", "Content-Type", "Accept"],
             max_age=600,
         )
+    app.add_middleware(PreflightGuard, origins=origins)
     app.add_middleware(HostGuard, hosts=allowed_hosts(settings))
 
 

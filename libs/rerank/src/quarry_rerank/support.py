@@ -1,0 +1,217 @@
+"""Whether a passage supports an answer sentence: a score in [0, 1] and a label.
+
+No entailment (NLI) model ships inside a PyPI package with a usable licence (docs/rerank.md),
+so the score is a logistic blend of four cheap checks, each aimed at how a small model gets a
+cited sentence wrong:
+
+- *meaning*: the best cosine between the sentence and any sentence unit of the passage
+  (all-MiniLM-L6-v2, as the reranker uses it);
+- *values*: the share of the sentence's exact tokens -- numbers, versions, identifiers,
+  flags, ALL-CAPS names, calls -- that occur in the best unit, and in the whole passage (an
+  embedding reads "port 8080" and "port 50053" alike; this does not; and a version that the
+  passage gives for another change is not in the unit that matches the sentence);
+- *words*: the share of the sentence's content words (crudely stemmed) in the best unit:
+  "faster" for "slower", "case-sensitive" for "case-independent", a claim from elsewhere;
+- *polarity*: a negation in the sentence or in its best unit, but not in both.
+
+The weights were fitted (logistic regression) and the two label thresholds chosen on the
+"tune" half of a labelled set (bench/support; ``python -m bench.support.eval_support --fit``);
+the other half reports precision and recall. Thread-safe; CPU-bound.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from quarry_rerank.reranker import Embeds
+from quarry_rerank.sentences import units
+
+# Logistic weights: bias, meaning, values in the best unit, values in the passage, words in
+# the best unit, polarity (bench/support, tune half).
+WEIGHTS = (-8.95, 2.33, 3.91, 2.12, 2.54, -0.53)
+# Label thresholds on the score, chosen on the tune half.
+SUPPORTED_AT = 0.675
+PARTLY_AT = 0.2
+
+_VALUE = re.compile(
+    r"(?<![\w-])(?:--?[a-z][\w-]*|\d[\d,.]*\d|\d|[a-z_]*[_./][\w./-]*\w|\w+\(\))",
+    re.IGNORECASE,
+)
+_CAPS = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
+_WORD = re.compile(r"[a-z][a-z0-9_]+")
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|cannot|can't|won't|doesn't|don't|isn't|aren't|without|none|neither|nor"
+    r"|refuses?)\b",
+    re.IGNORECASE,
+)
+_STOP = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "but",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "which",
+        "who",
+        "what",
+        "when",
+        "where",
+        "how",
+        "can",
+        "may",
+        "might",
+        "must",
+        "should",
+        "would",
+        "will",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "not",
+        "no",
+        "than",
+        "then",
+        "there",
+        "their",
+        "they",
+        "them",
+        "also",
+        "any",
+        "all",
+        "each",
+        "every",
+        "such",
+        "into",
+        "only",
+        "so",
+        "if",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One sentence against one passage."""
+
+    score: float
+    label: str  # "supported", "partly" or "unsupported"
+
+
+def _norm(token: str) -> str:
+    return token.lower().replace(",", "").rstrip(".")
+
+
+def values(text: str) -> set[str]:
+    """The exact tokens of ``text`` that a paraphrase must keep (numbers, identifiers...)."""
+    found = {_norm(m.group(0)) for m in _VALUE.finditer(text)}
+    found |= {m.group(0).lower() for m in _CAPS.finditer(text)}
+    return {v for v in found if v}
+
+
+def _stems(text: str) -> set[str]:
+    return {w.removesuffix("s")[:5] for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def _share(wanted: set[str], have: set[str]) -> float:
+    return sum(v in have for v in wanted) / len(wanted) if wanted else 1.0
+
+
+def _tokens(text: str) -> set[str]:
+    return values(text) | set(re.findall(r"[\w.-]+", text.lower().replace(",", "")))
+
+
+def features(sentence: str, passage: str, best_unit: str, similarity: float) -> list[float]:
+    """meaning; values in the best unit and in the whole passage; words in the best unit;
+    polarity (see the module docstring)."""
+    wanted = values(sentence)
+    polarity = bool(_NEGATION.search(sentence)) != bool(_NEGATION.search(best_unit))
+    return [
+        similarity,
+        _share(wanted, _tokens(best_unit)),
+        _share(wanted, _tokens(passage)),
+        _share(_stems(sentence), _stems(best_unit)),
+        float(polarity),
+    ]
+
+
+def blend(feats: Sequence[float], weights: Sequence[float] = WEIGHTS) -> float:
+    """The logistic score of a feature vector."""
+    z = weights[0] + sum(w * f for w, f in zip(weights[1:], feats, strict=True))
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def label_for(score: float) -> str:
+    """The label of a support score (module thresholds)."""
+    if score >= SUPPORTED_AT:
+        return "supported"
+    return "partly" if score >= PARTLY_AT else "unsupported"
+
+
+class SupportChecker:
+    """Scores sentences against the passages they cite; see the module docstring."""
+
+    def __init__(self, embedder: Embeds) -> None:
+        """Use ``embedder`` (a cached one: a passage's units are embedded once)."""
+        self._embedder = embedder
+
+    def support(self, sentence: str, passage: str) -> float:
+        """How well ``passage`` supports ``sentence``, in [0, 1]."""
+        return self.support_many([(sentence, passage)])[0]
+
+    def check(self, sentence: str, passage: str) -> Verdict:
+        """The score and its label."""
+        score = self.support(sentence, passage)
+        return Verdict(score, label_for(score))
+
+    def support_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """One score per (sentence, passage) pair, batched through the embedder."""
+        return [blend(f) for f in self.features_many(pairs)]
+
+    def features_many(self, pairs: Sequence[tuple[str, str]]) -> list[list[float]]:
+        """The feature vector of each pair (what :func:`blend` weighs)."""
+        if not pairs:
+            return []
+        per_pair = [units(p) or [p] for _, p in pairs]
+        flat = [u for us in per_pair for u in us]
+        sent_vecs = self._embedder.embed([s for s, _ in pairs])
+        unit_vecs = self._embedder.embed(flat)
+        out: list[list[float]] = []
+        start = 0
+        for k, ((sentence, passage), us) in enumerate(zip(pairs, per_pair, strict=True)):
+            sims = unit_vecs[start : start + len(us)] @ sent_vecs[k]
+            start += len(us)
+            best = int(np.argmax(sims))
+            out.append(features(sentence, passage, us[best], float(sims[best])))
+        return out
