@@ -27,9 +27,10 @@ CONFLICT" only "conflict" ("on" is a stop-word; every Git page about merge confl
 matches). So besides its word terms a text also gets, as extra terms of their own, the
 compounds it writes: dotted, underscored or hyphenated names ("core.autocrlf", "json.dumps",
 "sqlite_max_length"), command-line flags ("-u", "--force", and "set-upstream" for
-"--set-upstream") and pairs of upper-case words one of which is a stop-word ("on conflict",
-"not null"). Compound terms hold a "." "_" "-" or space, which word terms never do, so the
-two never collide; a compound adds no length (it repeats words already counted).
+"--set-upstream"; a one-letter flag keeps its case: "-x" and "-X" differ) and pairs of
+upper-case words one of which is a stop-word ("on conflict", "not null"). Compound terms
+hold a "." "_" "-" or space, which word terms never do, so the two never collide; a
+compound adds no length (it repeats words already counted).
 """
 
 from __future__ import annotations
@@ -162,7 +163,8 @@ class Analyzer:
         plain = plain.replace("--[no-]", "--")
         out = [m.lower() for m in _NAME_RE.findall(plain)]
         for flag in _FLAG_RE.findall(plain):
-            flag = flag.lower()
+            # Short flags keep their case: "-x" and "-X" are different options.
+            flag = flag if flag[1] != "-" and len(flag) == 2 else flag.lower()
             out.append(flag)
             body = flag.lstrip("-")
             if "-" in body:

@@ -89,6 +89,8 @@ def test_flags_dotted_names_and_upper_case_keywords_are_terms_of_their_own() -> 
     # The words stay terms too, and prose makes none of its dashes or full stops a compound.
     assert analyzer.terms("--force") == ["forc", "--force"]
     assert analyzer.compound_terms("It ends here. Then - a dash - and on conflict.") == []
+    # git cherry-pick: "-x" appends a line, "-X<option>" passes a merge strategy option.
+    assert analyzer.compound_terms("- -x\n- -X\\<option>\n- --Quiet") == ["-x", "-X", "--quiet"]
 
 
 def test_compound_terms_never_collide_with_word_terms_and_can_be_switched_off() -> None:
