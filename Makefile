@@ -17,7 +17,7 @@ LINT_PATHS := $(wildcard libs/common libs/embed libs/rerank services tests bench
 # `make up COMPOSE="podman compose"` works too; PROFILE=tracing adds the collector and Jaeger.
 COMPOSE ?= docker compose
 
-.PHONY: help setup uv run test test-unit lint fmt proto proto-check bench up down logs test-containers test-models eval ui-vendor
+.PHONY: help setup system uv run test test-unit lint fmt proto proto-check bench up down logs test-containers test-models eval ui-vendor
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -32,9 +32,14 @@ uv:
 # runs on any x86-64 machine from the last decade (shared/notes/embedded-llm.md §1).
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 
+# Debian packages: as root they are installed, otherwise make stops with the command to run.
+system: ## Install the Debian packages the tests need (searx, doc sets, chromium; root)
+	@scripts/system-packages.sh test
+
 setup: uv ## Install uv and every package into .venv (idempotent)
 	@UV="$$(command -v uv || echo $(HOME)/.local/bin/uv)"; \
 	  if ! $(PY) -c "import llama_cpp" 2>/dev/null; then \
+	    scripts/system-packages.sh build || exit 1; \
 	    echo ">> installing packages; llama-cpp-python (the embedded LLM server) compiles from source"; \
 	    echo ">> the first time: about 11 minutes on 2 cores, then it is cached"; \
 	    "$$UV" sync --frozen --all-packages --all-extras --group llm --inexact --python 3.11; \
@@ -42,10 +47,12 @@ setup: uv ## Install uv and every package into .venv (idempotent)
 	    "$$UV" sync --frozen --all-packages --all-extras --group llm --inexact --python 3.11 --quiet; \
 	  fi
 
-run: setup ## Run the stack locally (reader, ranker, orchestrator)
-	$(PY) -m scripts.run
+# The terminal shows stages, the banner and warnings/errors; each service logs to
+# $(QUARRY_DATA_DIR or .data)/logs/<service>.log. `make run VERBOSE=1` streams every log line too.
+run: setup ## Run the stack locally (VERBOSE=1: stream every service's log here too)
+	$(if $(filter 1 true yes,$(VERBOSE)),QUARRY_VERBOSE=1 )$(PY) -m scripts.run
 
-test: setup proto-check lint ## Install everything, check contracts and lint, run every test
+test: system setup proto-check lint ## Install everything, check contracts and lint, run every test
 	$(PY) -m pytest -q -rs -p no:cacheprovider
 
 test-unit: setup ## Unit and gRPC tests only (fast)
@@ -80,12 +87,15 @@ test-models: setup ## Score the default embedded model's planner/judge decisions
 	  "$$UV" sync --frozen --all-packages --all-extras --group llm --group models --inexact --python 3.11 --quiet
 	$(PY) -m bench.models.decisions
 
-# The quality harness (issue #13): every question of bench/eval/questions.yaml through the real
-# stack with a scripted LLM, configurations side by side; ~10 min. A subset runs in `make test`.
-# `make eval EVAL_ARGS="--llm http://127.0.0.1:8081"` asks a real OpenAI-compatible model instead.
-eval: setup ## Answer-quality table: recall per question kind and configuration (not in test)
+# The quality harness (issues #13, #23; docs/evaluation.md): every question of bench/eval/*.yaml
+# through the real stack with a scripted LLM, speed and balanced modes side by side, tuning and
+# held-out doc sets apart; ~20 min on a busy 2-core box. A subset runs in `make test`. The stored
+# baselines (bench/eval/baseline*.json) are printed beside this run's numbers.
+# `make eval EVAL_ARGS="--llm http://127.0.0.1:8081"` asks a real OpenAI-compatible model instead;
+# EVAL_ARGS="--llm embedded --sets apache ffmpeg" the embedded model (minutes a question when busy).
+eval: setup ## Answer-quality table: recall per mode, kind and doc set, tuning vs held-out (not in test)
 	$(PY) -m bench.eval.check
-	$(PY) -m bench.eval $(EVAL_ARGS)
+	$(PY) -m bench.eval --baseline $(wildcard bench/eval/baseline*.json) $(EVAL_ARGS)
 
 bench: setup ## Run the benchmarks (numbers beside a same-run baseline)
 	@for b in bench/*/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -22,6 +22,8 @@ EMBEDDED_TIMEOUTS = {
     "ORCHESTRATOR_SYNTHESIS_RESERVE_S": "150",
     # A question asked while the model loads waits for it (loading takes 8-60 s).
     "LLM_WAIT_S": "300",
+    # One slot: deep research sends one call at a time, so a question waits for one at most.
+    "ORCHESTRATOR_LLM_RESEARCH_INFLIGHT": "1",
 }
 
 

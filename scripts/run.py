@@ -1,9 +1,12 @@
 """`make run`: start the stack as local processes under one supervisor.
 
 Reader, ranker, index and orchestrator (plus the embedded LLM server when no other LLM is
-configured) run as child processes; log lines are prefixed by service; Ctrl-C (or SIGTERM) stops
-everything cleanly; a service that exits is reported and the whole stack stops instead of
-restarting it.
+configured) run as child processes; Ctrl-C (or SIGTERM) stops everything cleanly; a service that
+exits is reported and the whole stack stops instead of restarting it.
+
+The terminal gets the stage lines, the banner and one line per warning or error; each service's
+JSON log goes to ``$QUARRY_DATA_DIR/logs/<service>.log``. ``make run VERBOSE=1``
+(QUARRY_VERBOSE=1) also streams every log line, prefixed by service.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 import httpx
 
 from scripts import embedded_llm, llm_select
+from scripts.console import problem_line
 
 ROOT = Path(__file__).resolve().parents[1]
 # Wait this long for a graceful stop before killing (services stop within 5 s by contract).
@@ -38,8 +42,11 @@ class Service:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     proc: asyncio.subprocess.Process | None = None
-    # Output goes to this file instead of the terminal (llama.cpp prints thousands of lines).
+    # Every line of output goes to this file (when set).
     log: Path | None = None
+    # What reaches the terminal: "all" lines, one line per warning or error ("problems"), or
+    # "none" (llama.cpp prints thousands of lines).
+    console: str = "all"
 
 
 def _say(text: str) -> None:
@@ -54,20 +61,36 @@ def _prefix(name: str) -> str:
     return f"{name:<{width}} | "
 
 
+def _shown(svc: Service, raw: bytes) -> str | None:
+    """The terminal line for one line of ``svc``'s output, or None."""
+    if svc.console == "none":
+        return None
+    line = raw.decode("utf-8", "replace")
+    if svc.console == "all":
+        return line.rstrip("\n")
+    return problem_line(line)
+
+
 async def _pump(svc: Service) -> None:
     if svc.proc is None or svc.proc.stdout is None:
         return
+    prefix = _prefix(svc.name)
+    out = None
     if svc.log is not None:
         svc.log.parent.mkdir(parents=True, exist_ok=True)
-        with svc.log.open("ab") as out:
-            async for raw in svc.proc.stdout:
+        out = svc.log.open("ab")
+    try:
+        async for raw in svc.proc.stdout:
+            if out is not None:
                 out.write(raw)
                 out.flush()
-        return
-    prefix = _prefix(svc.name)
-    async for raw in svc.proc.stdout:
-        sys.stdout.write(prefix + raw.decode("utf-8", "replace"))
-        sys.stdout.flush()
+            shown = _shown(svc, raw)
+            if shown is not None:
+                sys.stdout.write(f"{prefix}{shown}\n")
+                sys.stdout.flush()
+    finally:
+        if out is not None:
+            out.close()
 
 
 def _log_tail(path: Path | None, lines: int = 15) -> str:
@@ -139,15 +162,18 @@ async def supervise(services: list[Service], banner: str, llm_url: str = "") -> 
         await _await_model(next(s for s in services if s.name == "llm"), llm_url)
     sys.stderr.write(banner)
     done, _ = await asyncio.wait([*waits, stopper], return_when=asyncio.FIRST_COMPLETED)
-    status = 0
-    for task in done:
-        if task in waits:
-            status = 1
-            sys.stderr.write(f"\n{waits[task].name} exited with status {task.result()}; stopping\n")
+    gone = [waits[task] for task in done if task in waits]
+    for svc in gone:
+        code = svc.proc.returncode if svc.proc is not None else None
+        sys.stderr.write(f"\n{svc.name} exited with status {code}; stopping\n")
     await _stop(services)
     stopper.cancel()
     await asyncio.gather(*pumps, return_exceptions=True)
-    return status
+    # Its last lines explain why, and on a quiet console they were only in its log file.
+    for svc in gone:
+        if svc.log is not None and svc.console != "all":
+            sys.stderr.write(f"{svc.name}'s log ({svc.log}) ends with:\n{_log_tail(svc.log)}")
+    return 1 if gone else 0
 
 
 def _uv_sync(group: str, what: str) -> None:
@@ -177,7 +203,8 @@ def _embedded_service(choice: llm_select.LlmChoice, data_dir: Path) -> Service:
     choice.banner = f"LLM: embedded {spec.title} on 127.0.0.1:{port} (QUARRY_MODEL={spec.key})"
     if not spec.decisions:
         choice.banner += "\n     (a fast demo model: its search decisions are meaningless)"
-    return Service("llm", argv, embedded_llm.server_env(), log=data_dir / "logs" / "llm.log")
+    log = data_dir / "logs" / "llm.log"
+    return Service("llm", argv, embedded_llm.server_env(), log=log, console="none")
 
 
 def _searxng_state(url: str) -> str:
@@ -239,6 +266,11 @@ def corpus_env(root: Path, data_dir: Path, search_ok: bool) -> tuple[dict[str, s
     )
 
 
+def _verbose() -> bool:
+    """``make run VERBOSE=1`` (QUARRY_VERBOSE=1): stream every log line to the terminal."""
+    return os.environ.get("QUARRY_VERBOSE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
 def main() -> None:
     """Start the stack and block until it stops."""
     data_dir = Path(os.environ.get("QUARRY_DATA_DIR", ROOT / ".data"))
@@ -259,12 +291,16 @@ def main() -> None:
         "ORCHESTRATOR_DATA_DIR", str(data_dir.resolve() / "orchestrator")
     )
     py = sys.executable
-    services += [
-        Service("reader", [py, "-m", "reader"]),
-        Service("ranker", [py, "-m", "ranker"]),
-        Service("index", [py, "-m", "index"], index_env),
-        Service("orchestrator", [py, "-m", "orchestrator"], env),
-    ]
+    logs = data_dir / "logs"
+    console = "all" if _verbose() else "problems"
+    for name, service_env in (
+        ("reader", {}),
+        ("ranker", {}),
+        ("index", index_env),
+        ("orchestrator", env),
+    ):
+        argv = [py, "-m", name]
+        services.append(Service(name, argv, service_env, log=logs / f"{name}.log", console=console))
     port = os.environ.get("ORCHESTRATOR_PORT", "8080")
     api = f"http://127.0.0.1:{port}"
     # The CLI defaults to port 8080; on another port the command must name the API.
@@ -273,6 +309,8 @@ def main() -> None:
         f'\nQuarry API: {api}   ask: {quarry} ask "…"\n'
         f"Web UI: {api}/\n"
         f"{choice.banner}\n{_search_banner(searx_url, searx_state)}{corpus_banner}"
+        f"Logs: {logs}/<service>.log"
+        f"{'' if console == 'all' else ' (make run VERBOSE=1 shows them here too)'}\n"
         "(Ctrl-C stops everything)\n\n"
     )
     raise SystemExit(asyncio.run(supervise(services, banner, llm_url)))

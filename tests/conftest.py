@@ -36,7 +36,14 @@ def grpc_status(port: int, timeout: float = 1.0) -> int | None:
         return int(reply.status)
 
 
-def wait_serving(port: int, proc: subprocess.Popen[bytes], deadline_s: float = 30.0) -> None:
+# How long a service may take to start: on a 2-core box loaded by other jobs the reader (which
+# spawns extraction workers that import Trafilatura) took 43 s. Only a hang should reach this.
+START_DEADLINE_S = 180.0
+
+
+def wait_serving(
+    port: int, proc: subprocess.Popen[bytes], deadline_s: float = START_DEADLINE_S
+) -> None:
     """Block until the gRPC server at ``port`` reports SERVING (or fail the test)."""
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:

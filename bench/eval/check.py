@@ -5,7 +5,9 @@ extracts them (its own Trafilatura code, reader.extract); `snippet` questions sh
 in the search engine's snippet of a gold page for the question itself, `deep` ones do not; and
 no single page of the web holds every part of a `two_page` question (checked on the indexed
 whole-page text of all pages, a superset of what the reader extracts, and on the reader's text
-of the gold pages).
+of the gold pages). Questions without an answer are proven absent: no `absent` pattern of an
+unanswerable question occurs in any page of the web (the indexed whole-page text), and none of
+an off-topic one in the local corpus (Quarry's README.md and docs/, as `make run` stages them).
 
     python -m bench.eval.check
 """
@@ -22,7 +24,7 @@ from reader.extract import Job, extract
 from reader.model import Kind
 
 from bench.eval import docweb
-from bench.eval.questions import Question, load
+from bench.eval.questions import KINDS, NO_ANSWER, Question, load, normalise
 from tests.offline.searx import Entry, build_index, search_index
 
 # Stands in for the served web's address: the checks look at paths only.
@@ -44,10 +46,33 @@ def reader_texts(paths: Sequence[str], workers: int = 2) -> dict[str, str]:
         return dict(zip(wanted, texts, strict=True))
 
 
+def corpus_texts(texts: Mapping[str, str]) -> dict[str, str]:
+    """``texts`` normalised once, for checking many no-answer questions against them."""
+    return {path: normalise(text) for path, text in texts.items()}
+
+
+def web_texts(web: Sequence[Entry]) -> dict[str, str]:
+    """Each indexed page's title and whole text by path, normalised."""
+    return corpus_texts({e.url.removeprefix(BASE): f"{e.title}\n{e.body}" for e in web})
+
+
+def check_no_answer(q: Question, web: Mapping[str, str], local: Mapping[str, str]) -> list[str]:
+    """What is wrong with an unanswerable or off-topic question: an ``absent`` pattern that
+    occurs in its corpus (the doc web, or the local corpus for off-topic ones; both by path,
+    normalised: web_texts, corpus_texts)."""
+    problems = []
+    if q.kind == "unanswerable" and q.set not in docweb.BY_NAME:
+        problems.append(f"set {q.set!r} is not a doc set")
+    texts = web if q.kind == "unanswerable" else local
+    for path, text in texts.items():
+        problems += [f"/{a}/ occurs in {path}" for a in q.present_in(text, normalised=True)]
+    return [f"{q.id}: {p}" for p in problems]
+
+
 def check_question(
     q: Question, gold_text: Mapping[str, str], index: Sequence[Entry], db: Path
 ) -> list[str]:
-    """What is wrong with ``q`` (empty when it holds)."""
+    """What is wrong with an answerable ``q`` (empty when it holds)."""
     problems = []
     for part in q.parts:
         for path in part.gold:
@@ -77,10 +102,21 @@ def check_all(questions: Sequence[Question]) -> list[str]:
     """Every problem of the question set, in question order."""
     index = docweb.entries(BASE)
     gold_text = reader_texts([g for q in questions for g in q.gold])
+    no_answer = [q for q in questions if not q.answerable]
+    web = web_texts(index) if no_answer else {}
+    local = corpus_texts(docweb.local_corpus()) if no_answer else {}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "pages.db"
         build_index(db, index)
-        return [p for q in questions for p in check_question(q, gold_text, index, db)]
+        return [
+            p
+            for q in questions
+            for p in (
+                check_question(q, gold_text, index, db)
+                if q.answerable
+                else check_no_answer(q, web, local)
+            )
+        ]
 
 
 def main() -> None:
@@ -92,7 +128,7 @@ def main() -> None:
     problems = check_all(questions)
     for problem in problems:
         print(problem)
-    kinds = {k: sum(q.kind == k for q in questions) for k in ("snippet", "deep", "two_page")}
+    kinds = {k: sum(q.kind == k for q in questions) for k in (*KINDS, *NO_ANSWER)}
     print(f"{len(questions)} questions {kinds}: {len(problems)} problems")
     sys.exit(1 if problems else 0)
 

@@ -1,29 +1,72 @@
-"""The offline web `make eval` asks about: two real third-party HTML doc sets from Debian
-packages, served as they are on 127.0.0.1 and indexed in searx (tests/offline).
+"""The offline web `make eval` asks about: real third-party HTML doc sets from Debian packages
+(all in Debian main), served as they are on 127.0.0.1 and indexed in searx (tests/offline).
 
-SQLite's documentation (sqlite3-doc) and Git's manual pages and guides (git-doc): both are
-dense with facts (limits, defaults, versions, options), well structured, and written by others,
-so the reader and the passages face real page layouts. Only the top-level pages are served
-(~420): sub-folders such as SQLite's per-function C API pages are left out.
+Two roles. The *tuning* sets are the ones retrieval was developed against: SQLite's
+documentation (sqlite3-doc) and Git's manual pages and guides (git-doc), prose pages dense
+with facts. The *held-out* sets are of another style, long reference pages with many short
+entries, and nobody tunes on them: Apache httpd's module reference (apache2-doc: one page per
+module, each a run of configuration directives with their syntax/default/context tables) and
+FFmpeg's manuals (ffmpeg-doc: command-line, codec, format and filter options as long
+definition lists). Only the top-level pages of each folder are served; FFmpeg's ``*-all.html``
+concatenations (every manual in one page) are left out, as a site would not index them twice.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import lxml.html
 
+from tests.conftest import ROOT
 from tests.offline.searx import Entry
 from tests.offline.web import Route, directory_route
 
-# URL prefix -> where the Debian package puts its HTML.
-DOC_SETS = {"sqlite": Path("/usr/share/doc/sqlite3"), "git": Path("/usr/share/doc/git-doc")}
-PACKAGES = {"sqlite": "sqlite3-doc", "git": "git-doc"}
-INSTALL_HINT = (
-    "the eval doc sets are missing: apt-get install -y sqlite3-doc git-doc "
-    "(scripts/ci-apt.sh installs them; .ci/run runs it)"
+Role = Literal["tuning", "held-out"]
+ROLES: tuple[Role, ...] = ("tuning", "held-out")
+
+
+@dataclass(frozen=True)
+class DocSet:
+    """One doc set: its URL prefix, where its Debian package puts the HTML, and its role."""
+
+    name: str
+    folder: Path
+    package: str
+    role: Role
+    # File names (glob patterns) in ``folder`` that are not served.
+    exclude: tuple[str, ...] = ()
+
+    def files(self) -> list[Path]:
+        """The served HTML files of this set."""
+        skipped = {f for pattern in self.exclude for f in self.folder.glob(pattern)}
+        return [f for f in self.folder.glob("*.html") if f not in skipped]
+
+
+SETS: tuple[DocSet, ...] = (
+    DocSet("sqlite", Path("/usr/share/doc/sqlite3"), "sqlite3-doc", "tuning"),
+    DocSet("git", Path("/usr/share/doc/git-doc"), "git-doc", "tuning"),
+    DocSet("apache", Path("/usr/share/doc/apache2-doc/manual/en/mod"), "apache2-doc", "held-out"),
+    DocSet(
+        "ffmpeg", Path("/usr/share/doc/ffmpeg/manual"), "ffmpeg-doc", "held-out", ("*-all.html",)
+    ),
 )
+BY_NAME: Mapping[str, DocSet] = {s.name: s for s in SETS}
+# URL prefix -> where the Debian package puts its HTML.
+DOC_SETS = {s.name: s.folder for s in SETS}
+PACKAGES = {s.name: s.package for s in SETS}
+INSTALL_HINT = (
+    "the eval doc sets are missing: apt-get install -y "
+    + " ".join(s.package for s in SETS)
+    + " (`make test` as root installs them: scripts/system-packages.sh)"
+)
+
+
+def role_of(set_name: str) -> Role:
+    """Whether the set ``set_name`` is tuned on or held out."""
+    return BY_NAME[set_name].role
 
 
 @dataclass(frozen=True)
@@ -36,23 +79,25 @@ class DocPage:
 
 def docs_available() -> str | None:
     """Why the doc sets cannot be served here, or None when they can."""
-    ok = all(any(d.glob("*.html")) for d in DOC_SETS.values() if d.is_dir())
-    return None if ok and all(d.is_dir() for d in DOC_SETS.values()) else INSTALL_HINT
+    ok = all(s.folder.is_dir() and any(s.folder.glob("*.html")) for s in SETS)
+    return None if ok else INSTALL_HINT
 
 
 def pages() -> list[DocPage]:
     """Every served page, sorted by path."""
-    found = [
-        DocPage(f"/{name}/{file.name}", file)
-        for name, folder in DOC_SETS.items()
-        for file in folder.glob("*.html")
-    ]
+    found = [DocPage(f"/{s.name}/{file.name}", file) for s in SETS for file in s.files()]
     return sorted(found, key=lambda p: p.path)
 
 
 def route() -> Route:
-    """The web server's route table over the doc sets."""
-    return directory_route(DOC_SETS)
+    """The web server's route table over the doc sets (excluded files are not found)."""
+    served = {p.path for p in pages()}
+    inner = directory_route(DOC_SETS)
+
+    def serve(path: str) -> bytes | None:
+        return inner(path) if path in served else None
+
+    return serve
 
 
 def page_text(html: bytes) -> tuple[str, str]:
@@ -72,3 +117,10 @@ def entries(base_url: str) -> list[Entry]:
         title, text = page_text(page.file.read_bytes())
         rows.append(Entry(base_url + page.path, title or page.path, text))
     return rows
+
+
+def local_corpus(root: Path = ROOT) -> dict[str, str]:
+    """The local corpus of the off-topic questions: Quarry's README.md and docs/ text files
+    (what `make run` indexes when no search engine answers), by path relative to ``root``."""
+    files = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    return {str(f.relative_to(root)): f.read_text("utf-8") for f in files if f.is_file()}

@@ -2,16 +2,19 @@
 configuration.
 
 The world: the doc web on 127.0.0.1, Debian's searx over it, the scripted LLM (or a relay to a
-real model), and `make run`'s own supervisor (scripts/run.py) starting reader, ranker and
-orchestrator, once per evidence mode (``ORCHESTRATOR_EVIDENCE``). Questions go through the HTTP
-API as NDJSON; the pages read are captured from the reader itself (its cache is on, so the
-capture is the very text the orchestrator got).
+real model), and `make run`'s own supervisor (scripts/run.py) starting reader, ranker, index and
+orchestrator, once per evidence mode (``ORCHESTRATOR_EVIDENCE``) and once more with a local
+corpus (Quarry's own README and docs, as `make run` stages them) for the off-topic questions.
+The run mode (speed, balanced, quality) is the request's own ``options.mode``, as a client
+chooses it. Questions go through the HTTP API as NDJSON; the pages read are captured from the
+reader itself (its cache is on, so the capture is the very text the orchestrator got).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -20,13 +23,15 @@ from typing import Any
 
 import grpc
 import httpx
+from orchestrator.agent.modes import Mode
 from quarry.v1 import reader_pb2, reader_pb2_grpc
 
 from bench.eval import docweb
 from bench.eval.metrics import Outcome
 from bench.eval.questions import KINDS, Kind, Question
 from bench.eval.scripted import Director, Policy, Record, scripted_llm
-from tests.conftest import free_port
+from scripts.run import stage_project_docs
+from tests.conftest import ROOT, free_port
 from tests.e2e.stack import Stack, run_stack
 from tests.offline.searx import run_searx, searx_available
 from tests.offline.web import LocalWeb, serve
@@ -45,6 +50,8 @@ NO_CAPS = {  # each at its setting's maximum
 }
 # searx gives its engine this long: the doc web's big pages on a busy machine need more than 3 s.
 SEARX_TIMEOUT_S = 10.0
+# Indexing Quarry's docs (a few files) with dense embeddings on a busy 2-core machine.
+CORPUS_TIMEOUT_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -55,24 +62,52 @@ class Config:
     evidence: str | None  # ORCHESTRATOR_EVIDENCE; None leaves the orchestrator's default
     policy: Policy
     kinds: tuple[Kind, ...] = KINDS
+    mode: Mode | None = None  # the request's options.mode; None: the server's (auto)
+    # Ask the local corpus only (options.sources = ["local"]), on a stack with CORPUS_DIR set.
+    local: bool = False
+
+    @property
+    def stack(self) -> tuple[str | None, bool]:
+        """The stack this configuration runs on: its evidence mode and whether it has a corpus."""
+        return (self.evidence, self.local)
 
 
-def default_configs() -> list[Config]:
-    """Snippets only, today's one chunk per URL, and the passages mode, each with its gap run."""
+def mode_configs(modes: Sequence[Mode]) -> list[Config]:
+    """What `make eval` measures by default: each run mode as a client asks for it, with the
+    orchestrator's default evidence; a gap round for two-page questions where judges run; and
+    the off-topic questions against the local corpus."""
+    configs = []
+    for mode in modes:
+        configs.append(Config(mode, None, "one_round", mode=mode))
+        if mode != "speed":  # speed has no judges: one round
+            configs.append(Config(f"{mode} +gap", None, "gap", ("two_page",), mode=mode))
+    configs += [
+        Config(f"{mode} local", None, "one_round", ("offtopic",), mode=mode, local=True)
+        for mode in modes
+    ]
+    return configs
+
+
+def relay_configs(modes: Sequence[Mode]) -> list[Config]:
+    """A real model decides everything, per mode: the answerable and unanswerable questions on
+    the doc web, the off-topic ones against the local corpus."""
+    asked: tuple[Kind, ...] = (*KINDS, "unanswerable")
+    configs = [Config(f"llm {m}", None, "relay", asked, mode=m) for m in modes]
+    configs += [
+        Config(f"llm {m} local", None, "relay", ("offtopic",), mode=m, local=True) for m in modes
+    ]
+    return configs
+
+
+def evidence_configs() -> list[Config]:
+    """Snippets only, today's one chunk per URL, and the passages mode, each with its gap run
+    (the server's default mode: the evidence comparison `make eval` made before modes)."""
     return [
         Config("snippets-only", "chunk_per_url", "snippets"),
         Config("bm25 chunk/url", "chunk_per_url", "one_round"),
         Config("bm25 chunk/url +gap", "chunk_per_url", "gap", ("two_page",)),
         Config("passages", "passages", "one_round"),
         Config("passages +gap", "passages", "gap", ("two_page",)),
-    ]
-
-
-def llm_configs() -> list[Config]:
-    """A real model decides everything: each evidence mode once."""
-    return [
-        Config("llm chunk/url", "chunk_per_url", "relay"),
-        Config("llm passages", "passages", "relay"),
     ]
 
 
@@ -135,7 +170,6 @@ def stack_env(llm_url: str, evidence: str | None, model: str) -> dict[str, str]:
         "LLM_PROVIDER": "openai",
         "LLM_BASE_URL": llm_url,
         "LLM_MODEL": model,
-        "LLM_MAX_TOKENS": "512",
         # As deployed: recent reads are cached, so capturing a page costs no second extraction.
         "READER_CACHE_ENABLED": "true",
         "READER_WORKERS": "2",
@@ -149,9 +183,14 @@ def stack_env(llm_url: str, evidence: str | None, model: str) -> dict[str, str]:
     return env
 
 
-def ask(api: str, q: Question, policy: Policy) -> list[dict[str, Any]]:
-    """Ask ``q`` through the HTTP API (NDJSON); every event."""
-    body = {"query": q.question, "options": {"prefetch": policy != "snippets"}}
+def ask(api: str, q: Question, config: Config) -> list[dict[str, Any]]:
+    """Ask ``q`` through the HTTP API (NDJSON) as ``config`` says; every event."""
+    options: dict[str, Any] = {"prefetch": config.policy != "snippets"}
+    if config.mode is not None:
+        options["mode"] = config.mode
+    if config.local:
+        options["sources"] = ["local"]
+    body = {"query": q.question, "options": options}
     headers = {"Accept": "application/x-ndjson"}
     events = []
     with httpx.stream(
@@ -183,10 +222,12 @@ def outcome(
             read.append(data["url"])
         elif kind == "sources":
             out.cited = [web.path_of(s["url"]) for s in data["sources"]]
+            out.local_sources = sum(not s["url"].startswith(web.base_url) for s in data["sources"])
         elif kind == "error":
             out.error = f"{data['code']}: {data['message']}"
         elif kind == "answer.completed":
-            out.answer = data["text"]
+            out.answer = data["text"]  # as checked against the sources, what the user sees
+            out.support_score = data.get("support_score")
         elif kind == "run.completed":
             out.status = data["status"]
             out.timings_ms = {k: float(v) for k, v in data["timings_ms"].items()}
@@ -206,26 +247,45 @@ def run_configs(
     model: str = "fake-model",
     extra_env: Mapping[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
+    on_outcome: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
-    """Every question under every configuration; one stack per evidence mode."""
+    """Every question under every configuration; one stack per evidence mode (and corpus).
+    ``on_outcome`` sees each outcome as it comes (a long run's partial results)."""
     director = Director(relay, model if relay else "")
     capture = PageCapture()
     outcomes: list[Outcome] = []
-    modes = list(dict.fromkeys(c.evidence for c in configs))
+    stacks = list(dict.fromkeys(c.stack for c in configs))
     with ExitStack() as stack:
         llm_url = stack.enter_context(scripted_llm(director))
         stack.callback(capture.close)
-        for mode in modes:
-            workdir = w.workdir / f"stack-{mode or 'default'}"
+        for evidence, local in stacks:
+            workdir = w.workdir / f"stack-{evidence or 'default'}{'-local' if local else ''}"
             workdir.mkdir(parents=True, exist_ok=True)
-            env = stack_env(llm_url, mode, model) | dict(extra_env or {})
+            env = stack_env(llm_url, evidence, model) | dict(extra_env or {})
+            if local:
+                env["CORPUS_DIR"] = str(stage_project_docs(ROOT, workdir / "corpus"))
             with run_stack(workdir, w.searx, **env) as running:
+                if local:
+                    wait_corpus(running.api)
                 capture.attach(running.reader_port)
-                for config in (c for c in configs if c.evidence == mode):
-                    outcomes += _run_config(running, w, questions, config, director, capture)
+                for config in (c for c in configs if c.stack == (evidence, local)):
+                    outcomes += _run_config(
+                        running, w, questions, config, director, capture, on_outcome
+                    )
                     if progress:
                         progress(f"done: {config.name}")
     return outcomes
+
+
+def wait_corpus(api: str, timeout_s: float = CORPUS_TIMEOUT_S) -> None:
+    """Block until the orchestrator's local corpus is indexed (documents in, nothing pending)."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        view = httpx.get(f"{api}/v1/corpus", timeout=30).json()
+        if view.get("documents") and not view.get("refreshing") and not view.get("pending"):
+            return
+        time.sleep(2)
+    raise RuntimeError(f"the local corpus was not indexed within {timeout_s:.0f} s")
 
 
 def _run_config(
@@ -235,14 +295,17 @@ def _run_config(
     config: Config,
     director: Director,
     capture: PageCapture,
+    on_outcome: Callable[[Outcome], None] | None,
 ) -> list[Outcome]:
     results = []
     for q in questions:
         if q.kind not in config.kinds:
             continue
         record = director.begin(q, config.policy)
-        events = ask(running.api, q, config.policy)
+        events = ask(running.api, q, config)
         results.append(outcome(q, config.name, events, record, w.web, capture))
+        if on_outcome:
+            on_outcome(results[-1])
         print(".", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     return results

@@ -25,7 +25,9 @@ class Outcome:
     evidence: str = ""  # the synthesis prompt's sources, exactly
     searched: list[str] = field(default_factory=list)  # result paths kept after reranking
     cited: list[str] = field(default_factory=list)  # source paths given to the model
+    local_sources: int = 0  # of those, local documents (not the doc web)
     answer: str = ""
+    support_score: float | None = None  # the answer's share of supported sentences, if checked
     timings_ms: dict[str, float] = field(default_factory=dict)
     duration_ms: float = 0.0
 
@@ -38,6 +40,16 @@ class Outcome:
     def passage_hit(self) -> bool:
         """Every answer pattern occurs in the evidence given to the synthesis call."""
         return self.question.answered_by(self.evidence)
+
+    @property
+    def evidence_chars(self) -> int:
+        """Characters of evidence the synthesis call was given."""
+        return len(self.evidence)
+
+    @property
+    def fell_through(self) -> bool:
+        """No local document was given to the model (an off-topic question's right outcome)."""
+        return self.local_sources == 0
 
 
 @dataclass(frozen=True)
@@ -83,7 +95,7 @@ def row(config: str, kind: str, outcomes: Sequence[Outcome], *, answers: bool = 
         passage_recall=_mean([o.passage_hit for o in outcomes]),
         gold_search=_mean([o.question.gold_covered(o.searched) for o in outcomes]),
         gold_sources=_mean([o.question.gold_covered(o.cited) for o in outcomes]),
-        evidence_chars=_p50([len(o.evidence) for o in outcomes]),
+        evidence_chars=_p50([o.evidence_chars for o in outcomes]),
         stage_p50_ms={s: _p50([o.timings_ms.get(s, 0.0) for o in outcomes]) for s in STAGES},
         total_p50_ms=_p50([o.duration_ms for o in outcomes]),
         answer_accuracy=(

@@ -1,4 +1,9 @@
-"""The `make eval` question set (questions.yaml): loading, validation and answer matching."""
+"""The `make eval` question sets: loading, validation and answer matching.
+
+questions.yaml holds the tuning sets' questions (sqlite, git), heldout-*.yaml one held-out set
+each (bench/eval/docweb.py says which set is which), unanswerable.yaml questions the doc web
+cannot answer and offtopic.yaml questions the local corpus (Quarry's own docs) cannot answer.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,21 @@ from typing import Any, Literal
 
 import yaml
 
-QUESTIONS_FILE = Path(__file__).with_name("questions.yaml")
-Kind = Literal["snippet", "deep", "two_page"]
+HERE = Path(__file__).parent
+QUESTIONS_FILE = HERE / "questions.yaml"
+FILES = (
+    QUESTIONS_FILE,
+    HERE / "heldout-apache.yaml",
+    HERE / "heldout-ffmpeg.yaml",
+    HERE / "unanswerable.yaml",
+    HERE / "offtopic.yaml",
+)
+Kind = Literal["snippet", "deep", "two_page", "unanswerable", "offtopic"]
+# Kinds with an answer in the doc web; the others are proven absent (bench/eval/check.py).
 KINDS: tuple[Kind, ...] = ("snippet", "deep", "two_page")
+NO_ANSWER: tuple[Kind, ...] = ("unanswerable", "offtopic")
+# The set of an off-topic question: the local corpus, Quarry's own README and docs/.
+LOCAL_SET = "local"
 
 # The reader's markdown escapes punctuation (sqlite\\_sequence) and marks code with backticks;
 # neither is part of the fact, and a model's answer carries neither.
@@ -45,6 +62,14 @@ class Question:
     kind: Kind
     question: str
     parts: tuple[Part, ...]
+    set: str = ""  # the doc set asked about (docweb.SETS), or LOCAL_SET
+    # No-answer kinds: patterns any answer would need, proven absent from the corpus.
+    absent: tuple[str, ...] = ()
+
+    @property
+    def answerable(self) -> bool:
+        """Whether the corpus holds the answer (the kind is not a no-answer one)."""
+        return self.kind in KINDS
 
     @property
     def gold(self) -> tuple[str, ...]:
@@ -54,11 +79,19 @@ class Question:
     def answered_by(self, text: str) -> bool:
         """Whether every part's pattern occurs in ``text``."""
         clean = normalise(text)
-        return all(re.search(p.answer, clean, re.IGNORECASE) for p in self.parts)
+        return bool(self.parts) and all(
+            re.search(p.answer, clean, re.IGNORECASE) for p in self.parts
+        )
 
     def missing_in(self, text: str) -> list[Part]:
         """The parts whose pattern does not occur in ``text``."""
         return [p for p in self.parts if not p.found_in(text)]
+
+    def present_in(self, text: str, *, normalised: bool = False) -> list[str]:
+        """The ``absent`` patterns that do occur in ``text`` (a no-answer question's problem);
+        ``normalised``: ``text`` went through normalise() already (a corpus checked often)."""
+        clean = text if normalised else normalise(text)
+        return [a for a in self.absent if re.search(a, clean, re.IGNORECASE)]
 
     def gold_covered(self, paths: Sequence[str]) -> bool:
         """Whether, for every part, one of its gold pages is among ``paths``."""
@@ -66,8 +99,11 @@ class Question:
         return all(seen.intersection(p.gold) for p in self.parts)
 
 
-def _parse(raw: dict[str, Any]) -> Question:
+def parse_question(raw: dict[str, Any]) -> Question:
+    """One question from its YAML mapping; raises ValueError when it is malformed."""
     kind = raw.get("kind")
+    if kind in NO_ANSWER:
+        return _parse_no_answer(raw, kind)
     if "parts" in raw:
         parts = tuple(
             Part(str(p["answer"]), tuple(p["gold"]), str(p.get("gap_query", "")))
@@ -80,13 +116,41 @@ def _parse(raw: dict[str, Any]) -> Question:
         raise ValueError(f"{raw.get('id')}: kind must be one of {KINDS}, not {kind!r}")
     for part in parts:
         re.compile(part.answer)
-    return Question(str(raw["id"]), kind, str(raw["question"]), parts)
+    gold_set = parts[0].gold[0].strip("/").split("/")[0]
+    return Question(str(raw["id"]), kind, str(raw["question"]), parts, gold_set)
 
 
-def load(path: Path = QUESTIONS_FILE) -> list[Question]:
-    """Every question of ``path``; raises ValueError on a malformed entry or a repeated id."""
-    questions = [_parse(raw) for raw in yaml.safe_load(path.read_text("utf-8"))]
+def _parse_no_answer(raw: dict[str, Any], kind: Kind) -> Question:
+    absent = tuple(str(a) for a in raw.get("absent", ()))
+    if not absent:
+        raise ValueError(f"{raw.get('id')}: an {kind} question needs `absent` patterns")
+    for pattern in absent:
+        re.compile(pattern)
+    where = str(raw.get("set", LOCAL_SET if kind == "offtopic" else ""))
+    if not where:
+        raise ValueError(f"{raw.get('id')}: an unanswerable question needs its `set`")
+    return Question(str(raw["id"]), kind, str(raw["question"]), (), where, absent)
+
+
+def load(paths: Sequence[Path] = FILES) -> list[Question]:
+    """Every question of ``paths``; raises ValueError on a malformed entry or a repeated id."""
+    questions = [
+        parse_question(raw)
+        for path in paths
+        for raw in yaml.safe_load(path.read_text("utf-8")) or []
+    ]
     ids = [q.id for q in questions]
     if len(set(ids)) != len(ids):
         raise ValueError("question ids repeat")
     return questions
+
+
+def interleave(questions: Sequence[Question]) -> list[Question]:
+    """``questions`` taken round-robin over their (set, kind) groups, each group in order: a
+    run stopped part way has measured a bit of every set and kind."""
+    groups: dict[tuple[str, str], list[Question]] = {}
+    for q in questions:
+        groups.setdefault((q.set, q.kind), []).append(q)
+    lanes = list(groups.values())
+    longest = max((len(lane) for lane in lanes), default=0)
+    return [lane[i] for i in range(longest) for lane in lanes if i < len(lane)]

@@ -29,6 +29,7 @@ from orchestrator.agent.brain import LLMBrain
 from orchestrator.agent.intent import prefilter
 from orchestrator.agent.plan import combine
 from orchestrator.config import Settings
+from orchestrator.lanes import LlmLanes
 from orchestrator.llm.base import LLMError
 from orchestrator.llm.factory import build_llm
 from orchestrator.schemas import Plan
@@ -178,7 +179,7 @@ async def _evaluate(url: str, spec: embedded_llm.ModelSpec) -> list[Row]:
         LLM_FIRST_TOKEN_TIMEOUT_S=CALL_TIMEOUT_S,
     )
     async with httpx.AsyncClient(timeout=CALL_TIMEOUT_S) as http:
-        brain = LLMBrain(build_llm(settings, http), settings, asyncio.Semaphore(1))
+        brain = LLMBrain(build_llm(settings, http), settings, LlmLanes(1))
         return [*await _plan_rows(brain), *await _judge_rows(brain)]
 
 

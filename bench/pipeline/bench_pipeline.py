@@ -150,7 +150,9 @@ class SimRanker(ranker_pb2_grpc.RankerServicer):
     async def _no_corpus(self, request: Any, context: Any) -> Any:
         await context.abort(grpc.StatusCode.UNIMPLEMENTED, "no corpus in the pipeline bench")
 
-    ListDocuments = IndexDocuments = CommitCorpus = SearchCorpus = GetDocument = _no_corpus
+    ListDocuments = IndexDocuments = CommitCorpus = SearchCorpus = GetDocument = CheckSupport = (
+        _no_corpus
+    )
 
 
 class SlowSearxng(FakeSearxng):

@@ -1,10 +1,12 @@
 """`make run` as a user runs it: the supervisor starts the embedded LLM itself (QUARRY_MODEL=gemma,
-no LLM configured), prints its banner, exports traces when OTEL_EXPORTER_OTLP_ENDPOINT is set,
-answers `quarry ask`, and Ctrl-C leaves no process behind.
+no LLM configured), prints its banner and no JSON log line (each service logs to its own file),
+exports traces when OTEL_EXPORTER_OTLP_ENDPOINT is set, answers `quarry ask`, and Ctrl-C leaves no
+process behind.
 """
 
 from __future__ import annotations
 
+import json
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -74,6 +76,34 @@ def test_the_model_loads_quietly_with_one_line_per_stage(
     log = stack.log.parent / "data" / "logs" / "llm.log"
     assert "llama_model_loader" in log.read_text("utf-8", "replace")
     assert str(log) in out
+
+
+def test_the_console_is_quiet_and_each_service_logs_to_its_file(
+    traced: tuple[Stack, Receiver, int],
+) -> None:
+    stack, _, _ = traced
+    assert wait_for(lambda: "Ctrl-C stops everything" in stack.output(), 60), stack.output()
+    logs = stack.log.parent / "data" / "logs"
+    for name in ("reader", "ranker", "index", "orchestrator"):
+        records = _json_records((logs / f"{name}.log").read_text("utf-8", "replace"))
+        assert records, name
+        assert {r["service"] for r in records} == {name}
+    out = stack.output()
+    assert _json_records(out) == [], out
+    assert f"Logs: {logs}/<service>.log (make run VERBOSE=1 shows them here too)" in out
+
+
+def _json_records(text: str) -> list[dict[str, object]]:
+    """The lines of ``text`` that are JSON log records (after a `service | ` prefix, if any)."""
+    records = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line.split("| ", 1)[-1])
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
 
 
 def test_one_question_is_one_trace_across_the_services(

@@ -23,7 +23,7 @@ import yaml
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 EXAMPLE_SETTINGS = Path("/usr/share/doc/searx/examples/settings.yml")
-INSTALL_HINT = "install Debian's searx package: apt-get install -y searx (.ci/run does this)"
+INSTALL_HINT = "Debian's searx is missing: apt-get install -y searx (`make test` as root does it)"
 RESULTS = 10
 
 # Words too common to search for, dropped as real engines do: with them every page matched and

@@ -29,7 +29,7 @@ SHOTS = ROOT / "build" / "ui-screenshots"
 # A 2-core machine shared by many jobs: waits are generous, nothing asserts a duration.
 expect.set_options(timeout=20_000)
 CHROMIUM_HINT = (
-    "Debian's chromium is missing: run `scripts/ci-apt.sh` as root (apt-get install -y chromium)"
+    "Debian's chromium is missing: `make test` as root installs it (apt-get install -y chromium)"
 )
 
 

@@ -242,3 +242,27 @@ def test_the_sidebar_groups_by_day(page: Page, world: UiWorld) -> None:
         day,
     )
     assert labels == [["Today", 1], ["Yesterday", 1], ["This week", 2], ["Older", 1]]
+
+
+def test_sentences_the_sources_do_not_support_carry_a_quiet_mark(
+    page: Page, world: UiWorld
+) -> None:
+    # The first sentence is the fixture page's own ("Tides are caused by ... Moon and the Sun
+    # on the oceans"); the second claims what no page says.
+    reply = Say(
+        "Tides are caused by the gravitational pull of the Moon and the Sun on the oceans [1]. "
+        "Volcanic eruptions under the seabed double every tide in December [1]."
+    )
+    world.call(lambda: world.llm.queue("synthesis", reply))
+    page.goto("/")
+    ask(page, "what causes tides")
+    turn = page.locator(".turn").last
+    expect(turn.locator(".status")).to_have_text(re.compile(r"^Answered in"))
+    marks = turn.locator(".answer .support-unsupported")
+    expect(marks).to_have_count(1)
+    expect(marks.first).to_have_attribute("title", "No source supports this sentence")
+    # the unsupported sentence lost its citation; the supported one keeps its badge
+    expect(turn.locator(".answer button.cite")).to_have_count(1)
+    expect(turn.locator(".support-score")).to_have_text(
+        "Supported by its sources: 1 of 2 claims (50 %)"
+    )

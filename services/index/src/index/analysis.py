@@ -47,14 +47,16 @@ class Prepared:
 
 
 def chunk_terms(analyzer: Analyzer, text: str) -> tuple[dict[str, int], int]:
-    """Term -> count of one text (as ``analyzer.terms`` would count them) and its length
-    in tokens; each distinct surface form is analysed once."""
+    """Term -> count of one text (as ``analyzer.terms`` would count them, compound terms
+    included) and its length in tokens; each distinct surface form is analysed once."""
     tokens = analyzer.surface_tokens(text)
     forms = Counter(tokens)
     stems = analyzer.stems(t for t in forms if not analyzer.is_stopword(t))
     counts: dict[str, int] = {}
     for form, stem in stems.items():
         counts[stem] = counts.get(stem, 0) + forms[form]
+    for term, n in Counter(analyzer.compound_terms(text)).items():
+        counts[term] = counts.get(term, 0) + n
     return counts, len(tokens)
 
 

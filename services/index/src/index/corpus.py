@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 from ranker.analyzer import Analyzer
+from ranker.chunking import CHUNKER_VERSION
 
 from index import snapshot as index
 from index import storage
@@ -72,6 +73,13 @@ class Corpus:
         self._lock = threading.Lock()  # guards _staged and the snapshot swap
         self._commit_lock = threading.Lock()
 
+    @property
+    def analysis(self) -> str:
+        """What decides a document's passages and terms (the analyser's settings and version,
+        the chunker's version), recorded in the index's manifest: an index built otherwise is
+        not used but rebuilt."""
+        return f"{self._analyzer.config.signature()} chunker=v{CHUNKER_VERSION}"
+
     def load(self) -> None:
         """Load the persisted index, if any; a damaged one is logged and left unused."""
         if self._root is None:
@@ -79,7 +87,7 @@ class Corpus:
         try:
             self._root.mkdir(parents=True, exist_ok=True)
             self._seq = max(storage.generations(self._root), default=0)
-            loaded = storage.load(self._root, self._chunk_words)
+            loaded = storage.load(self._root, self._chunk_words, self.analysis)
         # A damaged index must never stop the service: the indexer rebuilds it.
         except Exception as err:  # noqa: BLE001
             logger.warning(
@@ -289,7 +297,9 @@ class Corpus:
         try:
             # Past every generation on disk: a failed commit may have left one behind.
             self._seq = max([self._seq, *storage.generations(self._root)]) + 1
-            return storage.write(self._root, self._seq, merged, committed_at, self._chunk_words)
+            return storage.write(
+                self._root, self._seq, merged, committed_at, self._chunk_words, self.analysis
+            )
         except OSError as err:
             logger.exception("could not write the corpus index")
             raise CorpusStorageError("could not write the corpus index") from err

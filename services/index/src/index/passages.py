@@ -5,10 +5,22 @@ passages and, when vectors are given, a cosine ranking; reciprocal rank fusion (
 default, as in SurfSense and the RRF paper) adds them up, so a passage found by several
 queries or by both retrievers rises. RRF needs no score calibration between BM25 and
 cosine, which live on unrelated scales.
+
+RRF ranks every passage that shares a word with the query, so a floor keeps the local
+documents out of answers they have nothing to say to (issue 23 item 4): an off-topic question
+then falls through to the web or to the labelled model-only answer. A passage counts only
+when its cosine to the query reaches ``min_cosine`` or its BM25, as a share of the most the
+query's terms could score (each term's idf; a word the index lacks counts too), reaches
+``strong_bm25``; without vectors, when that share reaches ``min_bm25``. The floors were
+chosen on Quarry's own docs (README + docs/, 202 passages) with 20 on-topic and 20
+off-topic questions (services/index/tests/unit/test_floor.py): on-topic best cosine
+0.29-0.76 and BM25 share 0.20-0.63; off-topic 0.12-0.22 (two about SQLite and Git, which
+the README names: 0.35-0.38) and 0.05-0.22.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,6 +35,10 @@ Floats = npt.NDArray[np.float64]
 # Passages each ranking contributes to the fusion: far more than a caller keeps, so a passage
 # ranked modestly by two queries can still win.
 DEPTH = 100
+# The relevance floors (see the module doc for the data they come from).
+MIN_COSINE = 0.25
+MIN_BM25 = 0.15
+STRONG_BM25 = 0.35
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +49,9 @@ class PassageParams:
     max_per_document: int = 3  # 0: no limit
     id_prefix: str = ""
     rrf_k: int = 60
+    min_cosine: float = MIN_COSINE
+    min_bm25: float = MIN_BM25
+    strong_bm25: float = STRONG_BM25
 
 
 def _top(scores: Floats, mask: npt.NDArray[np.bool_] | None, depth: int) -> list[int]:
@@ -46,15 +65,33 @@ def _top(scores: Floats, mask: npt.NDArray[np.bool_] | None, depth: int) -> list
     return ranked
 
 
-def _dense_top(
-    snap: Snapshot, query: Vectors, mask: npt.NDArray[np.bool_] | None, depth: int
-) -> list[int]:
-    """The ``depth`` embedded passages closest to ``query`` (cosine: unit vectors)."""
-    sims = np.asarray(snap.vectors @ query, np.float64)
-    # Shift so every embedded passage ranks (cosine may be negative); passages not embedded
-    # yet (zero rows) and those outside the mask do not.
-    embedded = snap.present if mask is None else snap.present & mask
-    return _top(sims + 2.0, embedded, depth)
+def _cosines(snap: Snapshot, query: Vectors) -> Floats:
+    """Each passage's cosine to ``query`` (unit vectors; 0 for a passage not embedded yet)."""
+    return np.asarray(snap.vectors @ query, np.float64)
+
+
+def _most(snap: Snapshot, terms: Sequence[str]) -> float:
+    """The most a passage could score for ``terms`` (every idf at full weight), counting a
+    term the index lacks at the idf of a term no passage holds."""
+    n = snap.n_chunks
+    total = 0.0
+    for term in terms:
+        t = snap.term_ids.get(term)
+        df = 0 if t is None else int(snap.term_ptr[t + 1] - snap.term_ptr[t])
+        total += math.log(1 + (n - df + 0.5) / (df + 0.5))
+    return total or 1.0
+
+
+def _relevant(
+    snap: Snapshot, share: Floats, sims: Floats | None, params: PassageParams
+) -> npt.NDArray[np.bool_]:
+    """The passages above the floors: with a vector, its cosine or a strong BM25 share;
+    without one (no model, or not embedded yet), its BM25 share."""
+    lexical = share >= params.min_bm25
+    if sims is None:
+        return lexical
+    dense = (sims >= params.min_cosine) | (share >= params.strong_bm25)
+    return np.where(snap.present, dense, lexical)
 
 
 def _mask(snap: Snapshot, id_prefix: str) -> npt.NDArray[np.bool_] | None:
@@ -88,10 +125,14 @@ def search_passages(
     for i, query in enumerate(queries):
         terms = analyzer.query_terms(query)
         ids = [t for t in (snap.term_ids.get(term) for term in terms) if t is not None]
+        share = snap.scores(ids) / _most(snap, terms) if ids else np.zeros(snap.n_chunks)
+        sims = None if query_vectors is None else _cosines(snap, query_vectors[i])
+        relevant = _relevant(snap, share, sims, params)
+        keep = relevant if mask is None else relevant & mask
         if ids:
-            add(_top(snap.scores(ids), mask, DEPTH), lexical)
-        if query_vectors is not None:
-            add(_dense_top(snap, query_vectors[i], mask, DEPTH), dense)
+            add(_top(share, keep, DEPTH), lexical)
+        if sims is not None:
+            add(_top(sims + 2.0, keep & snap.present, DEPTH), dense)
     ranked = sorted(fused, key=lambda c: (-fused[c], c))
     return _pick(snap, ranked, fused, lexical, dense, params)
 

@@ -92,12 +92,13 @@ def generations(root: Path) -> list[int]:
 
 
 def _manifest(
-    merged: Merged, committed_at: str, crcs: dict[str, int], passage_words: int
+    merged: Merged, committed_at: str, crcs: dict[str, int], passage_words: int, analysis: str
 ) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "committed_at": committed_at,
         "passage_words": passage_words,
+        "analysis": analysis,
         "embedding_model": merged.embedding_model,
         "crc32": crcs,
         "documents": [
@@ -107,9 +108,12 @@ def _manifest(
     }
 
 
-def write(root: Path, seq: int, merged: Merged, committed_at: str, passage_words: int) -> Snapshot:
+def write(
+    root: Path, seq: int, merged: Merged, committed_at: str, passage_words: int, analysis: str
+) -> Snapshot:
     """Persist ``merged`` as generation ``seq``, point ``CURRENT`` at it, and return the
-    snapshot over the written files (``passage_words``: the size its passages were cut to)."""
+    snapshot over the written files (``passage_words``: the size its passages were cut to;
+    ``analysis``: the analyser's and chunker's signature, see ``Corpus``)."""
     root.mkdir(parents=True, exist_ok=True)
     name = f"gen-{seq:08d}"
     tmp = root / f"{name}.tmp"
@@ -133,7 +137,9 @@ def write(root: Path, seq: int, merged: Merged, committed_at: str, passage_words
             f.flush()
             os.fsync(f.fileno())
         crcs["vectors.npy"] = _crc(tmp / "vectors.npy")
-    manifest = json.dumps(_manifest(merged, committed_at, crcs, passage_words), ensure_ascii=False)
+    manifest = json.dumps(
+        _manifest(merged, committed_at, crcs, passage_words, analysis), ensure_ascii=False
+    )
     _write(tmp / "manifest.json", [manifest.encode()])
     _fsync_dir(tmp)
     final = root / name
@@ -166,15 +172,23 @@ def _open(gen: Path, merged: Merged, committed_at: str) -> Snapshot:
     return from_merged(merged, markdown, chunks, committed_at)
 
 
-def _read(gen: Path, passage_words: int) -> Snapshot:
+def _read(gen: Path, passage_words: int, analysis: str) -> Snapshot:
     """The snapshot stored in ``gen``; raises on any damage, or when its passages were cut
-    to another size (the indexer then re-adds every document)."""
+    to another size or its terms counted by another analyser (stemming, stop-words, compound
+    terms, chunking: BM25 would silently degrade); the indexer then re-adds every document."""
     manifest = json.loads((gen / "manifest.json").read_text(encoding="utf-8"))
     if manifest.get("format") != FORMAT:
         raise CorruptIndexError(f"unknown format {manifest.get('format')!r}")
     if manifest.get("passage_words") != passage_words:
         raise CorruptIndexError(
             f"built with {manifest.get('passage_words')}-word passages, not {passage_words}"
+        )
+    built = str(manifest.get("analysis") or "an analyser older than the recorded ones")
+    if built != analysis:
+        raise CorruptIndexError(
+            f"built with analyser settings {built!r}, not {analysis!r} "
+            "(INDEX_STEM / INDEX_STOPWORDS or a Quarry upgrade changed them); it is rebuilt "
+            "from the documents"
         )
     for file, crc in manifest["crc32"].items():
         if _crc(gen / file) != crc:
@@ -205,7 +219,7 @@ def _read(gen: Path, passage_words: int) -> Snapshot:
     return snapshot
 
 
-def load(root: Path, passage_words: int) -> tuple[Snapshot, int] | None:
+def load(root: Path, passage_words: int, analysis: str) -> tuple[Snapshot, int] | None:
     """The generation ``CURRENT`` names and its sequence number; None when nothing was
     ever committed. Raises CorruptIndexError when it is damaged or incomplete."""
     current = root / CURRENT
@@ -216,7 +230,7 @@ def load(root: Path, passage_words: int) -> tuple[Snapshot, int] | None:
     if not m or not (root / name).is_dir():
         raise CorruptIndexError(f"{CURRENT} names no generation: {name[:40]!r}")
     try:
-        snapshot = _read(root / name, passage_words)
+        snapshot = _read(root / name, passage_words, analysis)
     except CorruptIndexError:
         raise
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as err:

@@ -91,7 +91,9 @@ def test_without_an_embedder_passages_are_ranked_by_bm25_alone() -> None:
 
 def test_a_passage_found_by_both_retrievers_and_several_queries_ranks_first() -> None:
     c = _committed(FakeEmbedder())
-    hits, _, _ = c.passages(["vessel", "sailing harbour", "dough"], PassageParams(top_k=3))
+    # The fusion alone (no relevance floor): the fake model's cosines are not a real model's.
+    unfloored = PassageParams(top_k=3, min_cosine=-1.0, min_bm25=0.0, strong_bm25=0.0)
+    hits, _, _ = c.passages(["vessel", "sailing harbour", "dough"], unfloored)
     assert hits[0].document_id == "local:/notes/harbour.md"
     assert hits[0].lexical_rank == 1
     assert hits[0].dense_rank == 1

@@ -3,6 +3,7 @@ good commit or stop the service."""
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from index import corpus as corpus_module
 from index import storage
 from index.corpus import Corpus
 from index.errors import CorpusStorageError
-from ranker.analyzer import Analyzer
+from ranker.analyzer import Analyzer, AnalyzerConfig
 
 from services.index.tests.generated import corpus, document, marker
 
@@ -164,3 +165,40 @@ def test_an_index_cut_to_another_passage_size_is_left_unused(
     reasons = [getattr(r, "reason", "") for r in caplog.records]
     assert any("built with 120-word passages, not 200" in r for r in reasons), reasons
     assert c.stats().documents == 0  # the indexer re-adds every document
+
+
+@pytest.mark.parametrize(
+    "other",
+    [AnalyzerConfig(stem=False), AnalyzerConfig(stopwords=False), AnalyzerConfig(compounds=False)],
+)
+def test_an_index_built_by_another_analyser_is_left_unused_and_says_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, other: AnalyzerConfig
+) -> None:
+    # Stemming, stop-words and compound terms decide the stored postings: a query analysed
+    # otherwise would silently miss them (issue 22 item 6).
+    _committed(tmp_path, 10)
+    with caplog.at_level(logging.WARNING):
+        c = Corpus(Analyzer(other), tmp_path)
+        c.load()
+    reasons = [str(getattr(r, "reason", "")) for r in caplog.records]
+    assert any(
+        ANALYZER.config.signature() in r and other.signature() in r and "rebuilt" in r
+        for r in reasons
+    ), reasons
+    assert c.stats().documents == 0  # the indexer re-adds every document
+    assert _reopen(tmp_path).stats().documents == 10  # the default analyser still reads it
+
+
+def test_an_index_from_before_the_manifest_recorded_its_analyser_is_rebuilt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _committed(tmp_path, 10)
+    (gen,) = list(tmp_path.glob("corpus/gen-*"))
+    manifest = json.loads((gen / "manifest.json").read_text())
+    del manifest["analysis"]
+    (gen / "manifest.json").write_text(json.dumps(manifest))
+    with caplog.at_level(logging.WARNING):
+        c = _reopen(tmp_path)
+    reasons = [str(getattr(r, "reason", "")) for r in caplog.records]
+    assert any("an analyser older than the recorded ones" in r for r in reasons), reasons
+    assert c.stats().documents == 0

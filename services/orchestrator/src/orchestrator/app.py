@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -24,6 +24,7 @@ from orchestrator.config import Settings
 from orchestrator.events import API_VERSION
 from orchestrator.mcp.local import LocalBackend
 from orchestrator.mcp.server import build_mcp
+from orchestrator.principals import Credential
 from orchestrator.web.routes import install_ui
 
 logger = logging.getLogger(__name__)
@@ -60,11 +61,12 @@ async def _probe(name: str, probe: Probe, timeout: float) -> bool:
 def create_app(
     settings: Settings,
     runtime_factory: RuntimeFactory | None = None,
-    tokens: tuple[str, ...] | None = None,
+    tokens: Sequence[str | Credential] | None = None,
 ) -> FastAPI:
     """Build the HTTP API for ``settings``; ``runtime_factory`` lets tests inject dependencies.
 
-    ``tokens`` are the API's bearer tokens (``None``: read them from ``settings``).
+    ``tokens`` are the API's bearer tokens, bare (unnamed users) or with their principals
+    (``None``: read them from ``settings``).
 
     Raises:
         ConfigError: the token settings are unusable (see ``security.load_tokens``).
@@ -84,7 +86,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.rate_limiter = limiter = RateLimiter(settings)
+        app.state.rate_limiter = limiter = RateLimiter(settings, tokens=bool(tokens))
         try:
             async with factory(settings) as runtime, mcp.session_manager.run():
                 app.state.runtime = runtime

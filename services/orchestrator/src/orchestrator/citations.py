@@ -102,8 +102,9 @@ def _numbers(body: str) -> list[int]:
     return list(dict.fromkeys(out))
 
 
-def _sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Sentence spans; citation groups right after a sentence end belong to that sentence."""
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Sentence spans covering ``text``; citation groups right after a sentence end belong to
+    that sentence (orchestrator/support.py marks each span, the answer stream emits them)."""
     spans: list[tuple[int, int]] = []
     start = 0
     for m in _END_RE.finditer(text):
@@ -155,7 +156,7 @@ def check_citations(answer: str, sources: Sequence[tuple[int, str]]) -> Citation
     """Remove or fix citations ``sources`` (n, text) do not support; see the module doc."""
     words = {n: content_words(text) for n, text in sources}
     edits = _Edits()
-    for start, end in _sentence_spans(answer):
+    for start, end in sentence_spans(answer):
         groups = list(_GROUP_RE.finditer(answer, start, end))
         claim = content_words(_GROUP_RE.sub(" ", answer[start:end]))
         if groups:
@@ -265,3 +266,24 @@ def _maybe_add(
     edits.patches.append((at, at, f" [{n}]"))
     edits.cited.add(n)
     edits.added.append(n)
+
+
+def cited_numbers(sentence: str) -> list[int]:
+    """The source numbers a sentence cites, in order."""
+    out: list[int] = []
+    for g in _GROUP_RE.finditer(sentence):
+        out.extend(_numbers(g.group(1)))
+    return list(dict.fromkeys(out))
+
+
+def claim_words(sentence: str) -> set[str]:
+    """The content words of a sentence's claim (its citation groups left out)."""
+    return content_words(_GROUP_RE.sub(" ", sentence))
+
+
+_STRIP_RE = re.compile(r"[ \t]*(?:" + _GROUP_RE.pattern + ")", re.IGNORECASE)
+
+
+def strip_citations(sentence: str) -> str:
+    """The sentence with every citation group (and the space before it) removed."""
+    return _STRIP_RE.sub("", sentence)

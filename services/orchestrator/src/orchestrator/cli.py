@@ -88,6 +88,8 @@ class Run:
     # --show-thinking: a reasoning model's thinking goes to stderr as it streams
     show_thinking: bool = False
     thinking_started: bool = False
+    # share of the answer's claims its sources support (None: no claim, or no check)
+    support_score: float | None = None
 
 
 def _on_event(kind: str, data: dict[str, Any], run: Run, progress: Progress, out: TextIO) -> None:
@@ -116,7 +118,9 @@ def _on_event(kind: str, data: dict[str, Any], run: Run, progress: Progress, out
         progress.line(f"writing the answer from {len(run.sources)} sources…")
     elif kind == "thinking":
         _thinking(str(data.get("text", "")), run, progress)
-    elif kind == "answer.delta":
+    elif kind == "answer.sentence":
+        # Checked sentences, not raw deltas: what reaches stdout is the answer with the
+        # engine's corrected citations (a terminal cannot take printed text back).
         if run.thinking_started and not run.answer_started:
             progress.out.write("\n")
         if not run.answer_started:
@@ -126,6 +130,12 @@ def _on_event(kind: str, data: dict[str, Any], run: Run, progress: Progress, out
         out.flush()
     elif kind == "answer.completed":
         run.cited = [int(n) for n in data.get("cited", [])]
+        run.support_score = data.get("support_score")
+        if not run.answer_started:  # a server that sends no answer.sentence: the final text
+            progress.clear()
+            run.answer_started = True
+            out.write(str(data.get("text", "")))
+            out.flush()
     elif kind == "clarify":
         run.clarifying_question = str(data.get("question", data.get("text", "")))
     elif kind == "error":
@@ -149,6 +159,8 @@ def _thinking(text: str, run: Run, progress: Progress) -> None:
 def _print_sources(run: Run, out: TextIO) -> None:
     if not run.sources:
         return
+    if run.support_score is not None:
+        out.write(f"\n\nSupported by the sources: {run.support_score:.0%} of the answer's claims")
     out.write("\n\nSources:\n")
     for src in run.sources:
         n = src.get("n")

@@ -88,8 +88,10 @@ class Settings(BaseServiceSettings):
         default=5.0, gt=0, le=300, validation_alias="LLM_CONNECT_TIMEOUT_S"
     )
     llm_timeout_s: float = Field(default=120.0, gt=0, le=3600, validation_alias="LLM_TIMEOUT_S")
+    # To the first token of any call (plans and judges are streamed too): well inside the
+    # question budget, so a server that hangs costs a quarter of it, not all of it.
     llm_first_token_timeout_s: float = Field(
-        default=120.0, gt=0, le=3600, validation_alias="LLM_FIRST_TOKEN_TIMEOUT_S"
+        default=30.0, gt=0, le=3600, validation_alias="LLM_FIRST_TOKEN_TIMEOUT_S"
     )
     llm_idle_timeout_s: float = Field(
         default=60.0, gt=0, le=3600, validation_alias="LLM_IDLE_TIMEOUT_S"
@@ -145,11 +147,19 @@ class Settings(BaseServiceSettings):
     index_max_inflight: int = Field(default=8, ge=1, le=256)
     searxng_max_inflight: int = Field(default=8, ge=1, le=256)
     llm_max_inflight: int = Field(default=4, ge=1, le=256)
+    # Of those, deep research may hold at most this many (orchestrator/lanes.py), so a quick
+    # question always finds a slot; 0: one fewer than llm_max_inflight. `make run` sets 1 for
+    # the single-slot embedded server.
+    llm_research_inflight: int = Field(default=0, ge=0, le=256)
     session_ttl_s: float = Field(default=1800.0, gt=0)
     session_max_chars: int = Field(default=60_000, ge=1000)
     # Conversation carried into the planner and the answer (questions + answers); oldest first out.
     history_chars: int = Field(default=48_000, ge=0, le=1_000_000)
     max_sessions: int = Field(default=1000, ge=1)
+    # Characters of turns (answers, sources and the passages each model saw) all sessions in
+    # memory may hold; the least recently used idle ones go first (with a data directory they
+    # come back from SQLite on their next use).
+    session_cache_chars: int = Field(default=16_000_000, ge=100_000)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
     ready_timeout_s: float = Field(default=2.0, gt=0, le=30)
 
@@ -188,6 +198,8 @@ class Settings(BaseServiceSettings):
     research_max_llm_calls: int = Field(default=80, ge=3, le=10_000)
     research_max_dimensions: int = Field(default=6, ge=1, le=12)
     research_max_iterations: int = Field(default=3, ge=1, le=10)
+    # Dimensions researched at once (each runs its own rounds and LLM calls).
+    research_dimension_concurrency: int = Field(default=2, ge=1, le=12)
     research_max_evaluations: int = Field(default=3, ge=0, le=10)
     # Characters of findings and passages one report prompt may carry (about 4 per token).
     research_context_chars: int = Field(default=12_000, ge=2000, le=1_000_000)
@@ -202,6 +214,8 @@ class Settings(BaseServiceSettings):
     # Bearer tokens (comma-separated) and/or a file holding one token per line. Kept out of repr.
     api_tokens: str = Field(default="", repr=False)
     api_token_file: str = ""
+    # Tokens of admins, who see and act on every principal's data (orchestrator/principals.py).
+    admin_tokens: str = Field(default="", repr=False)
     # Allow a non-loopback bind without tokens (only where something else keeps strangers out,
     # e.g. compose publishing the port on 127.0.0.1 only).
     insecure_no_auth: bool = False
@@ -211,10 +225,12 @@ class Settings(BaseServiceSettings):
     # outside CORPUS_DIR and ORCHESTRATOR_CORPUS_ROOTS. make run sets it (same user, same host).
     corpus_allow_outside: bool = False
     # Rate limits per client (token, else address) and endpoint family, in the `limits`
-    # package's notation ("10/minute", "10/minute;100/day") or "off".
-    rate_questions: str = "10/minute"
-    rate_research: str = "3/minute"
-    rate_indexing: str = "6/minute"
+    # package's notation ("10/minute", "10/minute;100/day"), "off", or "auto": sized for one
+    # person's UI, API clients and scripts without API tokens, tighter per token when tokens
+    # are set (the profiles are in api/ratelimit.py).
+    rate_questions: str = "auto"
+    rate_research: str = "auto"
+    rate_indexing: str = "auto"
     # A `rate_limit_near` warning once a client has used this share of a limit.
     rate_warn_at: float = Field(default=0.8, gt=0, le=1)
     # SSE / NDJSON streams send a keep-alive comment after this long without an event.
@@ -223,11 +239,14 @@ class Settings(BaseServiceSettings):
     max_header_bytes: int = Field(default=64 * 1024, ge=4096, le=16 * 1024 * 1024)
     header_timeout_s: float = Field(default=10.0, gt=0, le=300)
     max_client_connections: int = Field(default=32, ge=1, le=10_000)
+    # Time to send a request body once its head has arrived (a 64 KiB body takes well under a
+    # second even on a slow link); a body trickled slower is answered 408 and closed.
+    body_timeout_s: float = Field(default=30.0, gt=0, le=3600)
 
     @field_validator("rate_questions", "rate_research", "rate_indexing")
     @classmethod
     def _rate(cls, value: str) -> str:
-        if value.strip().lower() != "off":
+        if value.strip().lower() not in ("off", "auto"):
             parse_many(value)  # raises ValueError with the library's message
         return value.strip()
 

@@ -28,6 +28,7 @@ EventType = Literal[
     "sources",
     "thinking",
     "answer.delta",
+    "answer.sentence",
     "answer.completed",
     "warning",
     "error",
@@ -120,6 +121,9 @@ class ResultCollector:
             "cited": [],
             "removed_citations": [],
             "added_citations": [],
+            # each sentence with its citations and support mark; the share of claims supported
+            "sentences": [],
+            "support_score": None,
             "clarifying_question": None,
             "warnings": [],
             "error": None,
@@ -139,6 +143,8 @@ class ResultCollector:
             result["cited"] = data["cited"]
             result["removed_citations"] = data["removed_citations"]
             result["added_citations"] = data.get("added_citations", [])
+            result["sentences"] = data.get("sentences", [])
+            result["support_score"] = data.get("support_score")
         elif event.type == "clarify":
             result["clarifying_question"] = data["question"]
         elif event.type == "warning":

@@ -6,9 +6,14 @@ first and defining each label in the prompt raised right decisions from 7/14 to 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+# What the model may write in a plan's text (its grammar; orchestrator/structured.py). Only the
+# schema sent to the model says so: the plan the loop follows carries the question itself when
+# the model wrote no query, and a question may be 2,000 characters (api/models.py).
+ModelText = Annotated[str, WithJsonSchema({"maxLength": 300, "type": "string"})]
 
 
 class Plan(BaseModel):
@@ -20,8 +25,8 @@ class Plan(BaseModel):
     # "insufficient" (every new question) with "clarify", even for "What is the capital of
     # France?" (3/8 right actions; 7/8 with the action first; `make test-models`).
     action: Literal["clarify", "proceed"] = "proceed"
-    clarifying_question: str | None = Field(default=None, max_length=300)
-    optimized_query: str | None = Field(default=None, max_length=300)
+    clarifying_question: ModelText | None = None
+    optimized_query: ModelText | None = None
     history_sufficiency: Literal["sufficient", "partial", "insufficient"] = "insufficient"
 
 

@@ -8,7 +8,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -44,6 +44,8 @@ class World:
     reader_addr: str
     ranker_addr: str
     index_addr: str
+    # Every path the page server was asked for: what the reader fetched, in order.
+    page_requests: list[str] = field(default_factory=list)
 
 
 def page_html(topic: str) -> bytes:
@@ -67,7 +69,13 @@ async def serve_pages(request: Request) -> Response:
 async def serve_world(index: GrpcServer | None = None) -> AsyncIterator[World]:
     """The fixture pages, a real reader, ranker and ``index`` (default: an in-memory one),
     running until the block ends."""
-    pages = TinyHTTPServer(serve_pages)
+    requested: list[str] = []
+
+    async def serve_and_count(request: Request) -> Response:
+        requested.append(request.path)
+        return await serve_pages(request)
+
+    pages = TinyHTTPServer(serve_and_count)
     await pages.start()
     reader = build_reader(ReaderSettings(port=0, allow_private_networks=True, workers=1))
     ranker = build_ranker(RankerSettings(port=0))
@@ -81,6 +89,7 @@ async def serve_world(index: GrpcServer | None = None) -> AsyncIterator[World]:
             f"127.0.0.1:{reader_port}",
             f"127.0.0.1:{ranker_port}",
             f"127.0.0.1:{index_port}",
+            requested,
         )
     finally:
         await reader.stop(0)

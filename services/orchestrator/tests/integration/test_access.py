@@ -171,7 +171,7 @@ async def test_a_huge_header_is_refused_early(tmp_path: Path) -> None:
 
         sent, answer = await asyncio.to_thread(send_huge)
         assert sent < 16 * 1024 * 1024  # refused long before 64 MiB (kernel buffers aside)
-        assert answer == b"" or answer.startswith(b"HTTP/1.1 400")
+        assert answer == b"" or answer.startswith(b"HTTP/1.1 431")
         async with httpx.AsyncClient(base_url=api) as c:
             assert (await c.get("/healthz")).status_code == 200
 
@@ -188,48 +188,24 @@ async def test_slow_header_connections_are_closed() -> None:
 
         async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
             # One header line every 0.2 s: each byte arrives, the head never completes.
+            answered = asyncio.create_task(reader.read())  # all until the server closes
             for i in range(200):
-                if reader.at_eof():
-                    break
                 with suppress(OSError):
                     writer.write(b"X-%d: y\r\n" % i)
-                with suppress(TimeoutError):
-                    async with asyncio.timeout(0.2):
-                        return await reader.read()
+                await asyncio.wait([answered], timeout=0.2)
+                if answered.done():
+                    return answered.result()
+            answered.cancel()
             return b"still open"
 
         async with asyncio.timeout(30):
             results = await asyncio.gather(*(trickle(r, w) for r, w in readers))
         for _, writer in readers:
             writer.close()
-        assert results == [b""] * 40  # every connection was closed by the server
+        # every connection was answered 408 and closed by the server
+        assert [r.split(b"\r\n", 1)[0] for r in results] == [b"HTTP/1.1 408 Request Timeout"] * 40
         async with httpx.AsyncClient(base_url=api) as c:
             assert (await c.get("/healthz")).status_code == 200
-
-
-async def test_connections_per_client_are_capped() -> None:
-    settings = Settings(port=0, max_client_connections=5, header_timeout_s=60)
-    async with serve(settings) as api:
-        port = int(api.rsplit(":", 1)[1])
-        held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(5)]
-        for _, writer in held:
-            writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # head left open
-        await asyncio.sleep(0.2)  # let the server accept all five before the sixth
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        async with asyncio.timeout(10):
-            assert await reader.read() == b""  # the sixth is closed at once
-        writer.close()
-        held.pop()[1].close()
-        async with httpx.AsyncClient(base_url=api) as c:
-            for _ in range(50):  # once the server has seen the close, a new one is served
-                with suppress(httpx.TransportError):
-                    if (await c.get("/healthz")).status_code == 200:
-                        break
-                await asyncio.sleep(0.1)
-            else:
-                pytest.fail("no connection was accepted after one closed")
-        for _, w in held:
-            w.close()
 
 
 async def _start(env: dict[str, str]) -> tuple[int, str]:

@@ -15,6 +15,11 @@ from index.config import Settings as IndexSettings
 from index.corpus import Corpus
 from index.server import build_server as build_index
 from ranker.analyzer import Analyzer, AnalyzerConfig
+from reader.config import Settings as ReaderSettings
+from reader.extract import extract
+from reader.pool import ExtractorPool
+from reader.server import WARM_JOB
+from reader.server import build_server as build_reader
 
 from services.orchestrator.tests.integration.corpus_support import (
     corpus_world,
@@ -183,6 +188,35 @@ async def test_bad_refresh_requests_are_problems(corpus_world: World, tmp_path: 
         assert "CORPUS_DIR" in reply.json()["detail"]
 
 
+async def test_refusals_never_echo_a_path_the_client_did_not_send(
+    corpus_world: World, tmp_path: Path
+) -> None:
+    # The server resolves symlinks (and /proc/self/cwd) to compare with its roots; its answers
+    # named the resolved folder: a link's target, the server's working directory, its roots.
+    root = tmp_path / "allowed-root"
+    secret = tmp_path / "secret-target"
+    root.mkdir()
+    secret.mkdir()
+    link = tmp_path / "innocent-link"
+    link.symlink_to(secret)
+    (root / "gone").symlink_to(root / "nowhere-target")  # dangling, inside the root
+    server_paths = [str(secret), str(Path.cwd()), str(root), "nowhere-target"]
+    async with stack(corpus_world, corpus_dir=str(root), corpus_rescan_s=0) as s:
+        asked: list[tuple[dict[str, Any], int]] = [
+            ({"path": str(link)}, 403),
+            ({"path": str(link), "allow_outside": True}, 403),
+            ({"path": "/proc/self/cwd"}, 403),
+            ({"path": str(root / "gone")}, 404),
+        ]
+        for body, code in asked:
+            reply = await s.client.post("/v1/corpus/refresh", json=body)
+            assert reply.status_code == code, (body, reply.text)
+            detail = reply.json()["detail"]
+            assert str(body["path"]) in detail  # the folder as the client wrote it
+            leaked = [p for p in server_paths if p in detail.replace(str(body["path"]), "")]
+            assert not leaked, detail
+
+
 async def test_the_openapi_schema_lists_the_corpus_endpoints(corpus_world: World) -> None:
     async with stack(corpus_world) as s:
         paths = (await s.client.get("/openapi.json")).json()["paths"]
@@ -228,6 +262,8 @@ async def test_refresh_streams_sse_by_default(corpus_world: World, tmp_path: Pat
     assert (final["root"], final["unchanged"], final["status"]) == (str(root), 1, "ok")
 
 
+# 600 extractions and two commits: minutes, not seconds, on a busy 2-core box (306 s there).
+@pytest.mark.timeout(600)
 async def test_a_first_run_larger_than_the_index_staging_bound_completes(
     corpus_world: World, tmp_path: Path
 ) -> None:
@@ -238,11 +274,23 @@ async def test_a_first_run_larger_than_the_index_staging_bound_completes(
     # An index that holds at most ~one IndexDocuments batch of staged text (64 MiB in production).
     corpus = Corpus(Analyzer(AnalyzerConfig()), None, max_staged_bytes=560_000)
     index = build_index(IndexSettings(port=0), corpus)
-    port = await index.start()
-    world = dataclasses.replace(corpus_world, index_addr=f"127.0.0.1:{port}")
+    # A reader of its own whose one worker is never recycled. The shared one retires its worker
+    # after 500 jobs (WORKER_MAX_JOBS), and 600 files cross that: on a busy box the replacement
+    # took longer to start than the reader's 8 s extraction budget, and the files queued
+    # meanwhile came back TIMEOUT (added 592 of 600). That is the reader's recycling, not the
+    # staging bound this test is about.
+    settings = ReaderSettings(port=0, workers=1)
+    pool = ExtractorPool(extract, workers=1, timeout_s=settings.extract_timeout_s,
+                         queue_size=settings.queue_size, warm_job=WARM_JOB)  # fmt: skip
+    reader = build_reader(settings, pool=pool)
+    port, reader_port = await index.start(), await reader.start()
+    world = dataclasses.replace(
+        corpus_world, index_addr=f"127.0.0.1:{port}", reader_addr=f"127.0.0.1:{reader_port}"
+    )
     try:
         async with stack(world, **ANY) as s:
             result = await refresh(s, root)
     finally:
         await index.stop(0)
+        await reader.stop(0)
     assert (result["status"], result["added"], result["documents"]) == ("ok", 600, 600)

@@ -122,16 +122,18 @@ async def test_disconnect_mid_answer_closes_the_llm_stream(world: World) -> None
         server = uvicorn.Server(config)
         serving = asyncio.create_task(server.serve())
         try:
-            await until(lambda: bool(server.started and server.servers), 10)
+            await until(lambda: bool(server.started and server.servers), 60)
             base = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
             async with (
-                httpx.AsyncClient(base_url=base, timeout=10) as c,
+                httpx.AsyncClient(base_url=base, timeout=60) as c,
                 c.stream("POST", "/v1/search", json={"query": "what causes tides"}) as reply,
             ):
                 async for line in reply.aiter_lines():
                     if "answer.delta" in line:
                         break
-            await s.llm.wait_until(lambda: s.llm.in_flight == 0, 1.0)
+            # Within 30 s, not 1 s (a busy box is slow to notice): the uncancelled stream would
+            # still run for ~20 s (400 tokens, 0.05 s apart) and end uncancelled.
+            await s.llm.wait_until(lambda: s.llm.in_flight == 0, 30)
             assert s.llm.cancelled_streams == 1
         finally:
             server.should_exit = True
@@ -161,19 +163,21 @@ async def test_disconnect_during_reads_cancels_the_readers_fetches(world: World)
             server = uvicorn.Server(config)
             serving = asyncio.create_task(server.serve())
             try:
-                await until(lambda: bool(server.started and server.servers), 10)
+                await until(lambda: bool(server.started and server.servers), 60)
                 base = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
                 async with (
-                    httpx.AsyncClient(base_url=base, timeout=10) as c,
+                    httpx.AsyncClient(base_url=base, timeout=60) as c,
                     c.stream("POST", "/v1/search", json={"query": "slow pages"}) as reply,
                 ):
                     async for line in reply.aiter_lines():
                         if "read.started" in line:
                             # wait while still reading: an abandoned line iterator is closed
                             # when collected, and that alone would drop the connection early
-                            await until(lambda: len(fetching) == 3, 5)
+                            await until(lambda: len(fetching) == 3, 30)
                             break
-                await until(lambda: len(gone) == 3, 1.0)
+                # 5 s, not 1 s, for a busy box; it must stay below the reader's own 8 s fetch
+                # limit, which would close uncancelled fetches too.
+                await until(lambda: len(gone) == 3, 5)
             finally:
                 server.should_exit = True
                 await serving
@@ -186,7 +190,7 @@ async def test_hanging_searxng_ends_in_an_error_not_a_hang(world: World) -> None
     settings = {"searxng_timeout_s": 0.3, "searxng_retry_backoff_s": 0.01}
     async with stack(world, allow_unsourced=False, **settings) as s:
         s.searx.mode = "hang"
-        events = await asyncio.wait_for(s.ask(), 10)
+        events = await asyncio.wait_for(s.ask(), 40)  # the question budget is 120 s
     (error,) = of(events, "error")
     assert error["code"] == "search_unavailable"
     assert "SearXNG" in error["message"]
@@ -196,7 +200,7 @@ async def test_hanging_llm_ends_in_an_error_naming_it(world: World) -> None:
     async with stack(world, llm_first_token_timeout_s=0.3) as s:
         s.llm.queue("judge", judge("sufficient"))
         s.llm.queue("synthesis", Hang())
-        events = await asyncio.wait_for(s.ask(), 10)
+        events = await asyncio.wait_for(s.ask(), 40)  # the question budget is 120 s
     (error,) = of(events, "error")
     assert error["code"] == "llm_unavailable"
     assert s.llm.url in error["message"]

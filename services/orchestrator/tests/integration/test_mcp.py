@@ -3,7 +3,6 @@ over stdio (`quarry mcp`, a real process calling the API), against the productio
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -85,10 +84,15 @@ async def test_session_resource_and_index_refusal_over_http(world: World, tmp_pa
     async with stack(world) as s, serve_http(s.app) as base, http_session(base) as session:
         s.llm.queue("judge", judge("insufficient"), judge("sufficient"))
         answer = _text(await session.call_tool("search", {"query": "what causes tides"}))
-        uri = re.search(r"quarry://sessions/\S+", answer)
-        assert uri, answer
-        resource = await session.read_resource(AnyUrl(uri.group(0)))
+        listed = (await s.client.get("/v1/sessions")).json()
+        # a conversation from the HTTP API (or the web UI) is readable as a resource
+        s.llm.queue("judge", judge("sufficient"))
+        await s.ask("what causes tides", session_id="tides-chat")
+        resource = await session.read_resource(AnyUrl("quarry://sessions/tides-chat"))
         refused = await session.call_tool("index", {"path": str(tmp_path)})
+    # a tool call is one question: it leaves no conversation behind
+    assert "quarry://sessions/" not in answer
+    assert listed["total"] == 0
     body = resource.contents[0]
     assert "## what causes tides" in getattr(body, "text", "")
     assert refused.isError

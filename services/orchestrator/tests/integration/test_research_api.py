@@ -268,6 +268,14 @@ async def test_the_cap_on_runs_in_flight_answers_429_with_retry_after(world: Wor
         assert int(refused.headers["retry-after"]) > 0
         assert refused.headers["content-type"] == "application/problem+json"
         assert refused.json()["status"] == 429
+        # the same cap through the OpenAI-compatible route says when to retry too
+        chat = await api.client.post(
+            "/v1/chat/completions",
+            json={"model": "quarry-research", "messages": [{"role": "user", "content": "more"}]},
+        )
+        assert chat.status_code == 429
+        assert int(chat.headers["retry-after"]) > 0
+        assert chat.json()["error"]["code"] == "rate_limit_exceeded"
         # the plan review waits; continuing with edited dimensions goes on at once
         await api.events_until(first, "scope.completed")
         reply = await api.client.post(
@@ -277,6 +285,18 @@ async def test_the_cap_on_runs_in_flight_answers_429_with_retry_after(world: Wor
         events = await api.events(first)
         assert [x["title"] for x in data(events, "research.finding")] == ["neap tides"]
         assert (await api.client.post("/v1/research", json={"query": "now"})).status_code == 202
+
+
+async def test_the_research_rate_answers_429_with_retry_after(world: World) -> None:
+    async with research_app(world, rate_research="1/minute", research_review_delay_s=300) as (
+        api,
+        _f,
+    ):
+        await api.start()
+        refused = await api.client.post("/v1/research", json={"query": "another"})
+    assert refused.status_code == 429
+    assert 1 <= int(refused.headers["retry-after"]) <= 60
+    assert refused.headers["content-type"] == "application/problem+json"
 
 
 async def test_invalid_scope_falls_back_to_the_query_with_a_warning(world: World) -> None:
@@ -385,6 +405,29 @@ async def test_bad_requests_are_problems(world: World) -> None:
             assert response.headers["content-type"] == "application/problem+json"
 
 
+async def test_numbers_past_their_bounds_are_problems_not_500s(world: World) -> None:
+    # 2**63 overflowed SQLite's integers: GET /v1/research?offset=2**63 answered 500.
+    huge = str(2**63)
+    async with research_app(world) as (api, _f):
+        run_id = await api.start()
+        await api.events(run_id)
+        refused = [
+            await api.client.get("/v1/research", params={"offset": huge}),
+            await api.client.get("/v1/research", params={"limit": huge}),
+            await api.client.get("/v1/sessions", params={"offset": huge}),
+            await api.client.get(f"/v1/research/{run_id}/events", params={"last_event_id": huge}),
+        ]
+        header = await api.client.get(
+            f"/v1/research/{run_id}/events", headers={"Last-Event-ID": huge}
+        )
+        last_page = await api.client.get("/v1/research", params={"offset": 1_000_000})
+    assert [r.status_code for r in refused] == [422] * 4
+    assert header.status_code == 400
+    for response in (*refused, header):
+        assert response.headers["content-type"] == "application/problem+json"
+    assert (last_page.status_code, last_page.json()["runs"]) == (200, [])
+
+
 async def test_cli_writes_the_report_to_a_file(world: World, tmp_path: Path) -> None:
     out_file = tmp_path / "report.md"
     async with research_app(world, research_max_evaluations=0) as (api, _):
@@ -476,3 +519,16 @@ async def test_the_openai_quarry_research_model_answers_with_the_report(world: W
     assert text.startswith("# how do tides work")
     assert any("Finding on" in d.get("reasoning_content", "") for d in deltas)
     assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+
+
+async def test_a_question_of_the_longest_accepted_length_is_researched(world: World) -> None:
+    # 2,000 characters (ResearchRequest's bound) with no valid scope from the model: the
+    # fallback scope is the question cut to what a dimension may hold, not a failed run.
+    question = ("why do the tides of the Bay of Fundy rise so high " * 50)[:2000].strip()
+    async with research_app(world, research_max_evaluations=0) as (api, f):
+        f.llm.queue("other", Say("not json"), Say("still not json"))
+        run_id = await api.start(question)
+        events = await api.events(run_id)
+    (dimension,) = data(events, "scope.completed")[0]["dimensions"]
+    assert question.startswith(dimension["title"])
+    assert events[-1].type == "research.completed"

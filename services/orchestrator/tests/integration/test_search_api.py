@@ -140,3 +140,14 @@ async def test_invalid_json_is_retried_then_defaulted(world: World) -> None:
     assert verdicts[0]["verdict"] == "insufficient"
     assert "llm_invalid_output" in codes(events)
     assert status(events) == "answered"
+
+
+async def test_a_question_of_the_longest_accepted_length_is_answered(world: World) -> None:
+    # 2,000 characters (SearchRequest's bound): the loop's plan carries it as the search query
+    # when the model writes none (here: no valid plan at all).
+    question = ("what causes the tides along the coast " * 60)[:2000].strip()
+    async with stack(world) as s:
+        s.llm.queue("plan", Say("not json"), Say("still not json"))
+        events = await s.ask(question)
+    assert status(events) == "answered"
+    assert s.searx.queries[0] == question

@@ -7,6 +7,7 @@ import asyncio
 import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 from orchestrator.agent.domain import Evidence, SearchHit, SearchResponse
@@ -69,6 +70,11 @@ class FakeReader(reader_pb2_grpc.ReaderServicer):
 
 class FakeRanker(ranker_pb2_grpc.RankerServicer):
     """Ranks by query-word overlap (ties: engine order); one leading chunk per page."""
+
+    async def CheckSupport(self, request: Any, context: Any) -> ranker_pb2.CheckSupportResponse:
+        # A ranker without the support model: the same status the real servicer base gives.
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "no support model in this double")
+        raise AssertionError("abort returned")
 
     def __init__(self) -> None:
         self.calls: list[str] = []

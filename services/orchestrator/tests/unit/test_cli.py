@@ -34,7 +34,9 @@ ANSWERED: Script = [
         },
     ),
     ("answer.delta", {"text": "Quarry is an answer engine "}),
-    ("answer.delta", {"text": "[1]."}),
+    ("answer.delta", {"text": "[9]."}),
+    # the engine checked the sentence: [9] named no source, [1] supports it
+    ("answer.sentence", {"index": 0, "text": "Quarry is an answer engine [1].", "citations": [1]}),
     ("answer.completed", {"text": "Quarry is an answer engine [1].", "cited": [1]}),
     ("run.completed", {"status": "answered"}),
 ]

@@ -12,6 +12,7 @@ from orchestrator.agent.evidence import (
     snippets_for,
 )
 from orchestrator.agent.fusion import fuse_passages
+from orchestrator.agent.synthesise import source_list
 from orchestrator.config import Settings
 
 
@@ -19,7 +20,7 @@ def _hit(url: str, snippet: str, rank: int = 1) -> SearchHit:
     return SearchHit(url, url.upper(), snippet, rank)
 
 
-def test_passages_are_grouped_per_page_in_reading_order_best_page_first() -> None:
+def test_passages_are_grouped_per_page_best_first_a_continuation_after_its_passage() -> None:
     passages = [
         Passage("http://b.test/", "B", "b best", 3.0, index=4),
         Passage("http://a.test/", "A", "a second", 2.0, index=2),
@@ -28,12 +29,12 @@ def test_passages_are_grouped_per_page_in_reading_order_best_page_first() -> Non
     ]
     sources = from_passages(passages, [])
     assert [s.url for s in sources] == ["http://b.test/", "http://a.test/"]
-    assert sources[0].text == f"b first{GAP}b best\n\nb next"
-    assert sources[0].passages == ("b first", "b best", "b next")
+    assert sources[0].text == f"b best\n\nb next{GAP}b first"
+    assert sources[0].passages == ("b best", "b next", "b first")
     assert sources[0].kind == "passages"
 
 
-def test_a_snippet_leads_its_page_unless_the_passages_hold_it_and_unread_ones_follow() -> None:
+def test_a_snippet_follows_the_best_passage_unless_it_is_held_and_unread_ones_follow() -> None:
     passages = [
         Passage("http://a.test/", "A", "The tower is tall.", 1.0),
         Passage("http://b.test/", "B", "It was built in 1889. It is 330 m tall.", 1.0),
@@ -44,8 +45,8 @@ def test_a_snippet_leads_its_page_unless_the_passages_hold_it_and_unread_ones_fo
         _hit("http://c.test/", "Opened to the public in May 1889", 3),
     ]
     a, b, c = from_passages(passages, snippets)
-    assert a.text.startswith("Search result snippet: Height: 330 metres")
-    assert a.passages == ("Height: 330 metres", "The tower is tall.")
+    assert a.text == f"The tower is tall.{GAP}Height: 330 metres"
+    assert a.passages == ("The tower is tall.", "Height: 330 metres")
     assert b.passages == ("It was built in 1889. It is 330 m tall.",)
     assert (c.url, c.kind, c.passages) == (
         "http://c.test/",
@@ -106,3 +107,47 @@ def test_snippet_of_ends_at_a_sentence_when_one_is_near_the_limit() -> None:
     assert len(cut) <= 100
     assert evidence.snippet_of("short  text\n", 100) == "short text"
     assert evidence.snippet_of("x" * 300, 100) == "x" * 100 + "…"
+
+
+def test_fit_drops_the_weakest_parts_and_lists_exactly_the_text_kept() -> None:
+    passages = [
+        Passage("http://a.test/", "A", "Best answer here.", 3.0, index=7),
+        Passage("http://a.test/", "A", "Opening " + "words " * 60, 2.0, index=0),
+    ]
+    (source,) = from_passages(passages, [_hit("http://a.test/", "The engine's snippet.")])
+    assert source.passages[0] == "Best answer here."
+    kept = evidence.fit(source, 60)
+    assert kept.passages == ("Best answer here.", "The engine's snippet.")
+    assert kept.text == f"Best answer here.{GAP}The engine's snippet."
+    cut = evidence.fit(source, 10)
+    assert cut.text == cut.passages[0] == "Best answ…"
+    assert evidence.fit(source, 10_000) is source
+
+
+def test_source_cards_show_the_pages_own_text_not_prompt_labels() -> None:
+    """The `sources` payload (what the web UI's cards show) carries only the page's words."""
+    passages = [Passage("http://a.test/", "A", "The tower is 330 m tall.", 1.0, index=3)]
+    snippets = [_hit("http://a.test/", "Eiffel Tower facts: opened in 1889.")]
+    (card,) = source_list(from_passages(passages, snippets))
+    assert card["excerpt"] == "The tower is 330 m tall. […] Eiffel Tower facts: opened in 1889."
+    assert card["passages"] == ["The tower is 330 m tall.", "Eiffel Tower facts: opened in 1889."]
+    assert "snippet" not in card["excerpt"].lower()
+
+
+def test_a_snippet_cut_before_its_value_is_completed_from_the_page_read() -> None:
+    # sqlite3-doc's limits.html as the reader writes it (markdown escapes included), and a
+    # search snippet that stops just before the value.
+    page = (
+        "2. **Maximum Number Of Columns**\nThe SQLITE\\_MAX\\_COLUMN compile-time parameter is "
+        "used to set an upper bound on the number of columns in a table.\nThe default setting "
+        "for SQLITE\\_MAX\\_COLUMN is 2000. You can change it at compile time."
+    )
+    snippet = "The default setting for SQLITE_MAX_COLUMN is …"
+    assert evidence.complete_snippet(snippet, page) == (
+        "The default setting for SQLITE_MAX_COLUMN is 2000."
+    )
+    whole = "You can change it at compile time."
+    assert evidence.complete_snippet(whole, page) == whole
+    assert evidence.complete_snippet("Nothing of this is on the page, …", page) == (
+        "Nothing of this is on the page, …"
+    )

@@ -5,9 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from orchestrator.agent.intent import prefilter, referring_words, resolve_query, subject_of
+from orchestrator.agent.expand import keyword_query
+from orchestrator.agent.intent import (
+    carry_context,
+    prefilter,
+    referring_words,
+    resolve_query,
+    subject_of,
+)
 from orchestrator.agent.plan import combine
 from orchestrator.schemas import Plan
+from orchestrator.sessions import Turn as SessionTurn
+
+from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
+from services.orchestrator.tests.unit.harness import first, harness
 
 
 @dataclass(frozen=True)
@@ -94,3 +105,63 @@ def test_subject_of_prefers_names_then_content_words() -> None:
     assert subject_of("what is karvik saltbread?") == "karvik saltbread"
     assert resolve_query("no pronoun here", EIFFEL) == "no pronoun here"
     assert resolve_query("how tall is it", []) == "how tall is it"
+
+
+OSLO = [Turn("How cold is Oslo in summer?", "About 16 °C in July [1].")]
+
+
+@pytest.mark.parametrize(
+    ("question", "searched"),
+    [
+        ("And in winter?", "And in winter? cold Oslo"),  # "summer" is the slot it refills
+        ("In winter?", "In winter? cold Oslo"),
+        ("What about Bergen?", "What about Bergen? cold summer"),  # a new name replaces Oslo
+        ("Why?", "Why? cold Oslo summer"),
+        # Not elliptical: whole questions and topic queries stand alone.
+        ("How cold is Oslo in winter?", "How cold is Oslo in winter?"),
+        ("What is the capital of France?", "What is the capital of France?"),
+        ("Rust ownership", "Rust ownership"),
+    ],
+)
+def test_an_elliptical_follow_up_carries_the_last_questions_key_terms(
+    question: str, searched: str
+) -> None:
+    plan = combine(prefilter(question, has_history=True), None, question, OSLO)
+    assert plan.optimized_query == searched
+    # A planner's rewrite that already carries the earlier question's terms is kept.
+    rewrite = Plan(optimized_query="cold weather in the season asked")
+    kept = combine(prefilter(question, has_history=True), rewrite, question, OSLO)
+    assert kept.optimized_query == "cold weather in the season asked"
+    # Without history nothing is carried.
+    assert carry_context(question, question, []) == question
+
+
+async def test_speed_searches_a_follow_up_with_its_conversation_without_a_planner_call() -> None:
+    brain = ScriptedBrain()
+    searcher = ScriptedSearcher(default=hits("http://weather.test/oslo", words="oslo winter"))
+    pages = {"http://weather.test/oslo": ("Oslo", "Oslo is cold in winter: -4 °C in January.")}
+    async with harness(brain=brain, searcher=searcher, pages=pages) as h:
+        turn = SessionTurn(OSLO[0].question, OSLO[0].answer, (), "answered", 0.0)
+        events = await h.run("And in winter?", history=[turn], mode="speed")
+    assert searcher.queries == ["And in winter? cold Oslo"]
+    assert first(events, "plan").data["planner"] == "skipped"
+
+
+def test_keyword_query_keeps_names_and_flags_and_adds_cue_words() -> None:
+    question = "How many terms can a compound SELECT statement have by default?"
+    assert (
+        keyword_query(question) == "terms compound SELECT statement default defaults maximum limit"
+    )
+    assert keyword_query("What does git push -u do?") == "git push -u"
+    assert keyword_query("core.autocrlf") == ""  # nothing to add
+
+
+async def test_speed_ranks_passages_against_a_keyword_query_when_no_planner_runs() -> None:
+    searcher = ScriptedSearcher(default=hits("http://sqlite.test/limits", words="compound"))
+    pages = {"http://sqlite.test/limits": ("Limits", "A compound SELECT defaults to 500 terms.")}
+    question = "How many terms can a compound SELECT statement have by default?"
+    async with harness(searcher=searcher, pages=pages) as h:
+        events = await h.run(question, mode="speed")
+    assert first(events, "plan").data["planner"] == "skipped"
+    assert searcher.queries == [question]  # the search engine gets the question as asked
+    assert h.ranker.passage_calls[0][0] == [question, keyword_query(question)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from orchestrator.schemas import Judgement, Plan
 from orchestrator.sessions import Turn
@@ -17,6 +18,13 @@ PAGES = {
 }
 INSUFFICIENT = Judgement(sufficiency="insufficient")
 SUFFICIENT = Judgement(sufficiency="sufficient")
+
+
+async def _settled(check: Callable[[], bool]) -> None:
+    """Wait until the fake reader has seen what the client did (a fixed sleep was a guess)."""
+    async with asyncio.timeout(30):
+        while not check():  # noqa: ASYNC110 - the fake's counters offer no event to await
+            await asyncio.sleep(0.01)
 
 
 def _searcher(**results: list[str]) -> ScriptedSearcher:
@@ -57,8 +65,7 @@ async def test_snippets_sufficient_cancels_prefetched_reads() -> None:
     brain = ScriptedBrain(judgements=[SUFFICIENT], judge_delay=0.3)
     async with harness(brain=brain, pages=PAGES, reader_delay=5.0, searcher=_searcher()) as h:
         events = await h.run()
-        await asyncio.sleep(0.2)  # let the server notice the cancellations
-        assert h.reader.inflight == 0
+        await _settled(lambda: h.reader.inflight == 0)  # the server noticed the cancellations
         assert h.reader.cancelled >= 1
     judge = first(events, "judge")
     assert (judge.data["stage"], judge.data["verdict"]) == ("snippets", "sufficient")
@@ -202,8 +209,7 @@ async def test_question_budget_ends_with_best_answer_and_warning() -> None:
         synthesis_reserve_s=0.5,
     ) as h:
         events = await h.run()
-        await asyncio.sleep(0.2)
-        assert h.reader.inflight == 0
+        await _settled(lambda: h.reader.inflight == 0)
     assert "budget_exhausted" in warnings(events)
     assert first(events, "run.completed").data["status"] == "answered"
     assert first(events, "sources").data["sources"][0]["excerpt"].startswith("snippet")

@@ -161,3 +161,17 @@ async def test_the_index_failing_after_the_search_keeps_the_passages_found() -> 
         (note, ["Tides: the harbour code is 4711."])
     ]
     assert first(events, "run.completed").data["status"] == "answered"
+
+
+async def test_a_run_whose_stored_sources_name_the_web_searches_nothing_when_it_is_off() -> None:
+    # A research run stored while web search was on and resumed after it was turned off reaches
+    # the search step with sources=("web",): the step itself applies the policy again.
+    async with harness(
+        pages=PAGES, searcher=ScriptedSearcher(default=hits(*WEB)), web_search="off"
+    ) as h:
+        events = await h.run("what causes tides", sources=("web",))
+        assert h.searcher.queries == []
+        assert h.reader.calls == []
+    assert [e for e in events if e.type == "search.started"] == []
+    assert warnings(events) == ["answered_without_sources"]
+    assert "ORCHESTRATOR_WEB_SEARCH=off" in first(events, "warning").data["message"]

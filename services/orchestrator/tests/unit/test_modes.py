@@ -117,22 +117,43 @@ async def test_a_question_gives_up_on_an_llm_that_never_loads() -> None:
     assert h.searcher.queries == []
 
 
-async def test_balanced_shows_every_passage_of_a_page_and_speed_cuts_each_source() -> None:
-    paragraphs = [f"Harbour fact {i}: " + f"the harbour detail number {i}. " * 30 for i in range(3)]
-    outcomes = {}
+async def test_every_mode_shows_the_best_passage_first_and_lists_exactly_what_the_model_saw() -> (
+    None
+):
+    # Two leading paragraphs fill 900 characters; the deep answer is the page's fourth
+    # paragraph, the passage the index ranks best. Speed used to cut each source to 900
+    # characters in page order after the ranking: the snippet and the first paragraphs filled
+    # them, the best passage was dropped and `sources[].passages` still listed it (#23).
+    filler = [f"Harbour note {i}: " + "the quay has lamps and benches. " * 14 for i in range(3)]
+    answer = "The harbour depth at the north quay is 12 metres at low tide."
+    markdown = "\n\n".join([*filler, answer])
     for mode in ("balanced", "speed"):
         brain = ScriptedBrain(
             judgements=[Judgement(sufficiency="partial"), Judgement(sufficiency="sufficient")]
         )
         async with harness(brain=brain) as h:
             h.ranker.corpus.committed["local:/n/harbour.md"] = index_pb2.Document(
-                id="local:/n/harbour.md", title="Harbour", markdown="\n\n".join(paragraphs)
+                id="local:/n/harbour.md", title="Harbour", markdown=markdown
             )
-            await h.run("harbour fact", sources=("local",), mode=mode)
-        outcomes[mode] = brain.answered[-1][0].text
-    # The ranker fitted the passages to the budget: no per-source cut drops the last one
-    # (where a deep answer is) in balanced; speed's small prompt keeps 900 characters.
-    assert all(p.strip() in outcomes["balanced"] for p in paragraphs)
-    assert len(paragraphs[0]) * 3 > 2000
-    assert len(outcomes["speed"]) <= (PROFILES["speed"].source_chars or 0) + 1
-    assert paragraphs[2].strip() not in outcomes["speed"]
+            events = await h.run("harbour depth north quay low tide", sources=("local",), mode=mode)
+        seen = brain.answered[-1]
+        assert seen[0].text.startswith(answer), mode
+        listed = first(events, "sources").data["sources"]
+        assert len(listed) == len(seen)
+        for card, source in zip(listed, seen, strict=True):
+            assert card["passages"] == list(source.passages), mode
+            assert all(part in source.text for part in card["passages"]), mode
+        assert sum(len(s.text) for s in seen) <= h.settings.evidence_budget_tokens() * 4
+
+
+async def test_speed_still_cuts_a_chunk_to_its_per_source_size() -> None:
+    brain = ScriptedBrain(judgements=[Judgement(sufficiency="sufficient")])
+    async with harness(brain=brain, pages=PAGES, evidence="chunk_per_url") as h:
+        h.searcher.default = hits(*URLS[:2], words="quarry")
+        events = await h.run("What does Quarry do?", mode="speed")
+    limit = PROFILES["speed"].source_chars or 0
+    seen = brain.answered[-1]
+    assert seen
+    assert all(len(s.text) <= limit for s in seen)
+    listed = first(events, "sources").data["sources"]
+    assert [c["passages"] for c in listed] == [list(s.passages) for s in seen]

@@ -34,7 +34,7 @@ async def test_structured_body_sends_schema_num_ctx_and_keep_alive(
     body = fake.calls[0].body
     assert fake.requests[0].path == "/api/chat"
     assert body["format"] == SCHEMA
-    assert body["stream"] is False
+    assert body["stream"] is True  # streamed, so the first-token deadline applies
     assert body["keep_alive"] == "3m"
     assert body["options"]["num_ctx"] == 8192
     assert body["options"]["temperature"] == 0.0

@@ -44,7 +44,7 @@ async def test_schema_dialects(
         await llm.complete_json(MESSAGES, SCHEMA, timeout=5)
     body = fake.calls[0].body
     assert body.get("response_format") == expected
-    assert body["stream"] is False
+    assert body["stream"] is True  # streamed, so the first-token deadline applies
     assert body["temperature"] == 0.0
 
 

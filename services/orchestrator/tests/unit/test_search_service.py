@@ -1,5 +1,5 @@
 """The search service over in-process backends: failover, rest after 429, merging, the cache,
-the rate per backend; and the pure parts: Brave's quota headers, small talk, routing."""
+the rate per backend; and the pure parts: Brave's quota headers, routing."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from datetime import date
 
 import httpx
 import pytest
-from orchestrator.agent import smalltalk
 from orchestrator.agent.domain import ErrorKind, SearchFailed, SearchHit, SearchResponse
 from orchestrator.agent.routing import Route, route
 from orchestrator.search.brave import parse_quota, parse_results
@@ -117,24 +116,6 @@ def test_brave_quota_headers_and_results() -> None:
                                 {"url": "ftp://nope"}, "junk"]}}  # fmt: skip
     (hit,) = parse_results(data)
     assert (hit.title, hit.published, hit.engines) == ("A", "2026-01-02T00:00:00", ("brave",))
-
-
-@pytest.mark.parametrize(
-    ("message", "kind"),
-    [
-        ("Hi!", "greeting"),
-        ("good morning", "greeting"),
-        ("Thanks a lot!", "thanks"),
-        ("ok, thank you", "thanks"),
-        ("What did I ask?", "conversation"),
-        ("summarize our conversation please", "conversation"),
-        ("hi, what causes tides on the coast of Brittany in winter?", None),
-        ("thanksgiving date 2026", None),
-        ("what causes tides", None),
-    ],
-)
-def test_small_talk_is_recognised_and_questions_are_not(message: str, kind: str | None) -> None:
-    assert smalltalk.classify(message) == kind
 
 
 @pytest.mark.parametrize(

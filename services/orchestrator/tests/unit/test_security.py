@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from orchestrator.api.ratelimit import PERSONAL, SHARED, resolve
 from orchestrator.api.security import ConfigError, allowed_hosts, check_bind, load_tokens
 from orchestrator.config import Settings
 from orchestrator.schemas import Judgement
@@ -91,17 +92,23 @@ async def test_cors_is_closed_by_default() -> None:
         "Access-Control-Request-Method": "POST",
         "Access-Control-Request-Headers": "content-type",
     }
-    async with api() as (_, c):
-        reply = await c.options("/v1/search", headers=preflight)
-        assert reply.status_code >= 400
-        assert "access-control-allow-origin" not in reply.headers
+    # docs/api.md: preflights from other origins get 400 (they got 405, or 401 with tokens)
+    for settings in ({}, {"api_tokens": BEARER}, {"cors_origins": "https://ui.example"}):
+        async with api(**settings) as (_, c):
+            for path in ("/v1/search", "/v1/sessions", "/nowhere"):
+                reply = await c.options(path, headers=preflight)
+                assert reply.status_code == 400, (settings, path)
+                assert reply.headers["content-type"] == PROBLEM
+                assert reply.json()["status"] == 400
+                assert "access-control-allow-origin" not in reply.headers
     async with api(cors_origins="https://ui.example") as (_, c):
-        refused = await c.options("/v1/search", headers=preflight)
-        assert refused.status_code == 400
-        assert "access-control-allow-origin" not in refused.headers
         ok = await c.options("/v1/search", headers={**preflight, "Origin": "https://ui.example"})
         assert ok.status_code == 200
         assert ok.headers["access-control-allow-origin"] == "https://ui.example"
+        bad_method = {**preflight, "Origin": "https://ui.example"}
+        bad_method["Access-Control-Request-Method"] = "PUT"
+        refused = await c.options("/v1/search", headers=bad_method)
+        assert (refused.status_code, refused.headers["content-type"]) == (400, PROBLEM)
 
 
 async def test_with_tokens_every_endpoint_needs_one() -> None:
@@ -134,7 +141,7 @@ def test_tokens_come_from_the_setting_and_the_file(tmp_path: Path) -> None:
     token_file = tmp_path / "tokens"
     token_file.write_text("# one token a line\n\nfile-token-0123456789\n")
     settings = Settings(api_tokens=BEARER, api_token_file=str(token_file))
-    assert load_tokens(settings) == (BEARER, "file-token-0123456789")
+    assert [c.token for c in load_tokens(settings)] == [BEARER, "file-token-0123456789"]
     with pytest.raises(ConfigError, match="cannot read"):
         load_tokens(Settings(api_token_file=str(tmp_path / "missing")))
     token_file.write_text("# nothing\n")
@@ -197,3 +204,58 @@ def test_a_bad_rate_setting_is_refused_at_start() -> None:
     with pytest.raises(ValueError, match=r"ORCHESTRATOR_RATE_QUESTIONS|rate_questions"):
         Settings(rate_questions="ten a minute")
     assert Settings(rate_questions="off").rate_questions == "off"
+
+
+_RATES = ("rate_questions", "rate_research", "rate_indexing")
+
+
+def _defaults() -> dict[str, Any]:
+    """The rate settings as shipped (the harness raises them for the other tests)."""
+    return {name: Settings.model_fields[name].default for name in _RATES}
+
+
+async def test_one_person_on_loopback_asks_60_questions_in_a_minute_with_the_defaults() -> None:
+    # The UI, an Open WebUI connection and a script share 127.0.0.1, so one budget.
+    async with api(**_defaults()) as (_, c):
+        replies = [await _ndjson_search(c) for _ in range(60)]
+        chat = await c.post(
+            "/v1/chat/completions",
+            json={"model": "quarry-search", "messages": [{"role": "user", "content": "tides?"}]},
+        )
+    assert [r.status_code for r in replies] == [200] * 60
+    assert chat.status_code == 200, chat.text
+
+
+def test_auto_limits_are_personal_without_tokens_and_per_client_with_them() -> None:
+    assert resolve(Settings(), tokens=False) == PERSONAL
+    assert resolve(Settings(), tokens=True) == SHARED
+    mixed = resolve(Settings(rate_questions="5/minute", rate_indexing="off"), tokens=True)
+    assert mixed == {"questions": "5/minute", "research": SHARED["research"], "indexing": "off"}
+    for profile in (PERSONAL, SHARED):  # every profile value is valid `limits` notation
+        for value in profile.values():
+            assert Settings(rate_questions=value).rate_questions == value
+
+
+@pytest.mark.parametrize(
+    ("family", "method", "path", "body"),
+    [
+        ("rate_questions", "POST", "/v1/search", {"query": "what is quarry"}),
+        (
+            "rate_questions",
+            "POST",
+            "/v1/chat/completions",
+            {"model": "quarry-search", "messages": [{"role": "user", "content": "tides?"}]},
+        ),
+    ],
+)
+async def test_every_rate_limited_route_answers_429_with_retry_after(
+    family: str, method: str, path: str, body: dict[str, Any]
+) -> None:
+    # Research and indexing: tests/integration (this app has neither research nor a corpus).
+    async with api(**{family: "1/minute"}) as (_, c):
+        headers = {"Accept": "application/json"}
+        await c.request(method, path, json=body, headers=headers)
+        over = await c.request(method, path, json=body, headers=headers)
+    assert over.status_code == 429, over.text
+    assert over.headers["content-type"] == PROBLEM
+    assert 1 <= int(over.headers["retry-after"]) <= 60

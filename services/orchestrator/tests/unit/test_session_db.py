@@ -21,19 +21,19 @@ async def test_round_trip_newest_first_and_delete(tmp_path: Path) -> None:
         await db.save(Session("a", 1.0, 0.0, [turn("qa", 10.0)]))
         await db.save(Session("b", 2.0, 0.0, [turn("qb", 20.0), turn("qb2", 21.0)], title="B"))
         await db.save(Session("empty", 3.0, 0.0, []))  # no turns: not listed
-        loaded = await db.load("b")
+        loaded = await db.load("local", "b")
         assert loaded is not None
         assert [t.question for t in loaded.turns] == ["qb", "qb2"]
         assert loaded.turns[0].sources == ({"n": 1, "url": "https://a.test/"},)
-        items, total = await db.page(0, 10)
+        items, total = await db.page("local", 0, 10)
         assert [(i["session_id"], i["title"], i["turns"]) for i in items] == [
             ("b", "B", 2),
             ("a", "qa", 1),
         ]
         assert total == 2
-        assert await db.delete("b")
-        assert not await db.delete("b")
-        assert await db.load("b") is None
+        assert await db.delete("local", "b")
+        assert not await db.delete("local", "b")
+        assert await db.load("local", "b") is None
     finally:
         await db.close()
 
@@ -54,13 +54,13 @@ async def test_sessions_share_the_research_database_and_its_migrations(tmp_path:
 async def test_store_loads_from_the_database_after_a_restart(tmp_path: Path) -> None:
     db = await SqliteSessionDB.open(str(tmp_path))
     store = SessionStore(ttl_s=60, max_chars=10_000, max_sessions=10, db=db)
-    async with store.use("s") as session:
+    async with store.use("local", "s") as session:
         await store.add_turn(session, turn("q1", 1.0))
     await db.close()
     db = await SqliteSessionDB.open(str(tmp_path))
     fresh = SessionStore(ttl_s=60, max_chars=10_000, max_sessions=10, db=db)
     try:
-        loaded = await fresh.get("s")
+        loaded = await fresh.get("local", "s")
         assert loaded is not None
         assert [t.question for t in loaded.turns] == ["q1"]
         assert fresh.persistent

@@ -27,17 +27,17 @@ def turn(question: str, answer: str = "a") -> Turn:
 async def test_sessions_expire_after_the_ttl() -> None:
     clock = Clock()
     store = SessionStore(ttl_s=10, max_chars=10_000, max_sessions=10, clock=clock)
-    async with store.use("s") as session:
+    async with store.use("local", "s") as session:
         await store.add_turn(session, turn("q1"))
     clock.now += 9
-    assert await store.get("s") is not None
+    assert await store.get("local", "s") is not None
     clock.now += 11
-    assert await store.get("s") is None
+    assert await store.get("local", "s") is None
 
 
 async def test_oldest_turns_go_first_when_over_the_size_budget() -> None:
     store = SessionStore(ttl_s=60, max_chars=1000, max_sessions=10)
-    async with store.use("s") as session:
+    async with store.use("local", "s") as session:
         for i in range(5):
             await store.add_turn(session, turn(f"question {i}", "x" * 300))
     kept = [t.question for t in session.turns]
@@ -47,12 +47,12 @@ async def test_oldest_turns_go_first_when_over_the_size_budget() -> None:
 
 async def test_least_recently_used_sessions_are_evicted_but_never_one_in_use() -> None:
     store = SessionStore(ttl_s=60, max_chars=10_000, max_sessions=2)
-    async with store.use("busy"):
+    async with store.use("local", "busy"):
         for sid in ("a", "b", "c"):
-            async with store.use(sid):
+            async with store.use("local", sid):
                 pass
-        assert await store.get("busy") is not None
-    assert await store.get("a") is None
+        assert await store.get("local", "busy") is not None
+    assert await store.get("local", "a") is None
     assert len(store) == 2
 
 
@@ -61,7 +61,7 @@ async def test_one_session_serialises_its_questions() -> None:
     order: list[str] = []
 
     async def ask(name: str) -> None:
-        async with store.use("s"):
+        async with store.use("local", "s"):
             order.append(f"{name}+")
             await asyncio.sleep(0.01)
             order.append(f"{name}-")

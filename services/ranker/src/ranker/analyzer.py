@@ -20,6 +20,16 @@ stdlib docstrings, warm caches, CPU per word on the shared 2-core box):
   the corpus, so "the" in 3 titles gets a high idf and a result matching only "the" would
   earn a lexical rank. The list is bm25s's 33-word Lucene English list plus the remnants
   of English contractions ("it's" -> "it", "s").
+
+Compound terms (on by default): the words alone lose what makes a technical name findable:
+"--force" becomes "forc" (every "force" matches), "json.dumps" two common words, and "ON
+CONFLICT" only "conflict" ("on" is a stop-word; every Git page about merge conflicts
+matches). So besides its word terms a text also gets, as extra terms of their own, the
+compounds it writes: dotted, underscored or hyphenated names ("core.autocrlf", "json.dumps",
+"sqlite_max_length"), command-line flags ("-u", "--force", and "set-upstream" for
+"--set-upstream") and pairs of upper-case words one of which is a stop-word ("on conflict",
+"not null"). Compound terms hold a "." "_" "-" or space, which word terms never do, so the
+two never collide; a compound adds no length (it repeats words already counted).
 """
 
 from __future__ import annotations
@@ -47,6 +57,17 @@ def ascii_separators() -> bytes:
     return _ASCII_SEPARATORS
 
 
+# A name with inner separators: "core.autocrlf", "json.dumps", "sqlite_max_length",
+# "2008-04-16" (not inside a longer name or flag: no word character, "." or "-" before it).
+_NAME_RE = re.compile(r"(?<![\w.-])[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)+")
+# A command-line flag: "-u", "--force", "--set-upstream" (not a hyphen inside a word).
+_FLAG_RE = re.compile(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+# Two upper-case words in a row (the second by lookahead, so pairs overlap).
+_CAPS_RE = re.compile(r"\b([A-Z]{2,})(?=[ \t]+([A-Z]{2,})\b)")
+# Bumped whenever the terms a text analyses to change, so a stored index built with other
+# terms can be told apart (the index records it in its manifest).
+ANALYZER_VERSION = 2
+
 # What stays of English contractions once the apostrophe splits them.
 _CONTRACTION_REMNANTS = ("s", "t", "d", "ll", "m", "re", "ve")
 
@@ -55,12 +76,34 @@ _CONTRACTION_REMNANTS = ("s", "t", "d", "ll", "m", "re", "ve")
 STEM_CACHE_MAX = 500_000
 
 
+# Stop-words for the upper-case pairs: whatever the analyser's own setting.
+STOPWORDS = frozenset((*STOPWORDS_EN, *_CONTRACTION_REMNANTS))
+
+
+def _has_caps(text: str) -> bool:
+    """Whether ``text`` may hold two upper-case words in a row (a cheap pre-check)."""
+    return _CAPS_RE.search(text) is not None
+
+
+def is_compound(term: str) -> bool:
+    """True for a compound term (it holds a separator no word term holds)."""
+    return any(c in term for c in ".-_ ")
+
+
 @dataclass(frozen=True)
 class AnalyzerConfig:
     """Which optional analysis steps run."""
 
     stem: bool = True
     stopwords: bool = True
+    compounds: bool = True
+
+    def signature(self) -> str:
+        """The settings and version that decide a text's terms, e.g. for an index manifest."""
+        return (
+            f"v{ANALYZER_VERSION} stem={self.stem} stopwords={self.stopwords} "
+            f"compounds={self.compounds}"
+        )
 
 
 class Analyzer:
@@ -68,8 +111,7 @@ class Analyzer:
 
     def __init__(self, config: AnalyzerConfig | None = None) -> None:
         self.config = config or AnalyzerConfig()
-        stop = (*STOPWORDS_EN, *_CONTRACTION_REMNANTS) if self.config.stopwords else ()
-        self._stop: frozenset[str] = frozenset(stop)
+        self._stop: frozenset[str] = STOPWORDS if self.config.stopwords else frozenset()
         self._stemmer = Stemmer.Stemmer("english") if self.config.stem else None
         # surface form -> stem; a plain dict: reads and writes are atomic under the GIL.
         self._cache: dict[str, str] = {}
@@ -107,20 +149,47 @@ class Analyzer:
             out.update(new)
         return out
 
+    def compound_terms(self, text: str) -> list[str]:
+        """The compound terms of ``text`` (see the module doc), lowercased, in order, repeats
+        kept; none when compounds are off."""
+        if not self.config.compounds:
+            return []
+        if not any(c in text for c in ".-_") and not _has_caps(text):
+            return []
+        # The reader's markdown escapes "_", "[" and "-" ("SQLITE\\_MAX\\_LENGTH").
+        plain = text.replace("\\", "") if "\\" in text else text
+        # A man page's "--[no-]thin" documents "--thin" (and "--no-thin").
+        plain = plain.replace("--[no-]", "--")
+        out = [m.lower() for m in _NAME_RE.findall(plain)]
+        for flag in _FLAG_RE.findall(plain):
+            flag = flag.lower()
+            out.append(flag)
+            body = flag.lstrip("-")
+            if "-" in body:
+                out.append(body)
+        stop = STOPWORDS
+        for first, second in _CAPS_RE.findall(plain):
+            a, b = first.lower(), second.lower()
+            if a in stop or b in stop:
+                out.append(f"{a} {b}")
+        return out
+
     def terms(self, text: str) -> list[str]:
-        """Index/query terms of ``text``, in order, repeats kept."""
+        """Index/query terms of ``text``: its word terms in order, then its compound terms;
+        repeats kept."""
         toks = self.surface_tokens(text)
         if self._stop:
             stop = self._stop
             toks = [t for t in toks if t not in stop]
+        compounds = self.compound_terms(text)
         if self._stemmer is None:
-            return toks
+            return toks + compounds
         cache = self._cache
         try:  # warm path: every form is cached, one dict lookup per token
-            return [cache[t] for t in toks]
+            return [cache[t] for t in toks] + compounds
         except KeyError:
             stems = self.stems(toks)
-            return [stems[t] for t in toks]
+            return [stems[t] for t in toks] + compounds
 
     def query_terms(self, text: str) -> list[str]:
         """Distinct terms of a query, in first-occurrence order (repeats count once)."""

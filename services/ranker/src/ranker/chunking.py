@@ -5,10 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterator, Sequence
 
+from ranker import structure
 from ranker.analyzer import Analyzer
 from ranker.model import Chunk, Page
+from ranker.structure import Unit
 
 DEFAULT_CHUNK_WORDS = 500
+# Bumped whenever a page's chunks change (2: structural units, ranker.structure), so a stored
+# index cut by another version can be told apart (the index records it in its manifest).
+CHUNKER_VERSION = 2
 
 Piece = tuple[str, int]  # text and its word count
 
@@ -82,30 +87,47 @@ def _split_long(body: str, limit: int, first_limit: int) -> Iterator[Piece]:
         yield " ".join(texts), count
 
 
+def _unit_pieces(unit: Unit, limit: int, first_limit: int) -> Iterator[Piece]:
+    """A unit too long for one piece, split at sentences, then words; every piece after the
+    first repeats the unit's label (an option's name, a table's header), so it still names
+    what it describes."""
+    label, n_label = unit.label, count_words(unit.label) if unit.label else 0
+    body = unit.text
+    if not label or n_label > limit // 2 or not body.startswith(label):
+        yield from _split_long(body, limit, first_limit)
+        return
+    rest = body[len(label) :].strip()
+    for text, n in _split_long(rest, limit - n_label, max(1, first_limit - n_label)):
+        yield f"{label}\n{text}", n_label + n
+
+
 def _pieces(markdown: str, limit: int) -> Iterator[Piece]:
     """Yield pieces of at most ``limit`` words, headings glued to the text they introduce
-    (a heading may tip a piece over by its own words)."""
+    (a heading may tip a piece over by its own words); a block's structural units (list
+    entries, table rows: :mod:`ranker.structure`) are never split unless one alone is too
+    long."""
     heading = ""
     n_heading = 0
     for raw in _PARAGRAPH_BREAK.split(markdown):
         block = raw.strip()
         if not block:
             continue
-        n = count_words(block)
         if _is_heading(block):
             heading = f"{heading}\n\n{block}" if heading else block
-            n_heading += n
+            n_heading += count_words(block)
             continue
-        if n_heading + n <= limit:
-            yield (f"{heading}\n\n{block}" if heading else block), n_heading + n
-        else:
-            first_limit = max(1, limit - n_heading)
-            for i, (text, n_piece) in enumerate(_split_long(block, limit, first_limit)):
-                if i == 0 and heading:
-                    yield f"{heading}\n\n{text}", n_heading + n_piece
-                else:
-                    yield text, n_piece
-        heading, n_heading = "", 0
+        for unit in structure.units(block, limit):
+            n = count_words(unit.text)
+            if n_heading + n <= limit:
+                yield (f"{heading}\n\n{unit.text}" if heading else unit.text), n_heading + n
+            else:
+                first_limit = max(1, limit - n_heading)
+                for i, (text, n_piece) in enumerate(_unit_pieces(unit, limit, first_limit)):
+                    if i == 0 and heading:
+                        yield f"{heading}\n\n{text}", n_heading + n_piece
+                    else:
+                        yield text, n_piece
+            heading, n_heading = "", 0
     if heading:  # headings with no text after them: still text of the page
         yield heading, n_heading
 

@@ -12,8 +12,10 @@ the web) take a path that never makes a string per token:
   and analysed, each distinct form once.
 
 Other texts are tokenised with the analyser. Both paths give identical counts (a property
-test holds them to it). Lengths count every token, stop-words included: stop-words never
-match, but they are text all the same, and counting them needs no per-token work.
+test holds them to it). Compound query terms ("core.autocrlf", "--force": see
+:mod:`ranker.analyzer`) are counted apart, from each text's compounds. Lengths count every
+token, stop-words included: stop-words never match, but they are text all the same, and
+counting them needs no per-token work.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ranker.analyzer import Analyzer, ascii_separators
+from ranker.analyzer import Analyzer, ascii_separators, is_compound
 
 Counts = npt.NDArray[np.int64]
 _SPACE = 0x20
@@ -87,7 +89,7 @@ def _ascii_path(
         for i in range(n)
     ]
     for j, term in enumerate(query_terms):
-        if term.isascii():
+        if term.isascii() and not is_compound(term):
             positions = _occurrences(analyzer, buf, term)
             if positions:
                 counts[:, j] = np.bincount(
@@ -166,4 +168,19 @@ def term_counts(
     for i, text in enumerate(texts):
         if not text.isascii():
             counts[i], keys[i] = _token_path(analyzer, query_terms, text)
+    _count_compounds(analyzer, query_terms, texts, counts)
     return counts, keys
+
+
+def _count_compounds(
+    analyzer: Analyzer, query_terms: Sequence[str], texts: Sequence[str], counts: Counts
+) -> None:
+    """Fill the columns of compound query terms from each text's compounds."""
+    columns = {t: j for j, t in enumerate(query_terms) if is_compound(t)}
+    if not columns:
+        return
+    for i, text in enumerate(texts):
+        for term, n in Counter(analyzer.compound_terms(text)).items():
+            j = columns.get(term)
+            if j is not None:
+                counts[i, j] = n

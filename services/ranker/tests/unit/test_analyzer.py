@@ -72,3 +72,31 @@ def test_stem_cache_survives_overflow(monkeypatch: object) -> None:
         assert len(analyzer._cache) <= 5
     finally:
         setattr(mod, "STEM_CACHE_MAX", 500_000)  # noqa: B010
+
+
+def test_flags_dotted_names_and_upper_case_keywords_are_terms_of_their_own() -> None:
+    # Real strings of the eval's doc sets (the reader's markdown, escapes included).
+    analyzer = Analyzer()
+    assert "-u" in analyzer.query_terms("What does git push -u do?")
+    assert "--force" in analyzer.query_terms("Is --force safe with push.default set?")
+    assert "push.default" in analyzer.query_terms("Is --force safe with push.default set?")
+    assert "json.dumps" in analyzer.query_terms("json.dumps(obj, indent=2)")
+    assert "core.autocrlf" in analyzer.query_terms("What does core.autocrlf=input do?")
+    assert "on conflict" in analyzer.query_terms("How does ON CONFLICT REPLACE work?")
+    assert "sqlite_max_length" in analyzer.terms("macro SQLITE\\_MAX\\_LENGTH. The default")
+    flags = analyzer.compound_terms("- -u\n- --set-upstream\n- --\\[no-\\]thin")
+    assert flags == ["-u", "--set-upstream", "set-upstream", "--thin"]
+    # The words stay terms too, and prose makes none of its dashes or full stops a compound.
+    assert analyzer.terms("--force") == ["forc", "--force"]
+    assert analyzer.compound_terms("It ends here. Then - a dash - and on conflict.") == []
+
+
+def test_compound_terms_never_collide_with_word_terms_and_can_be_switched_off() -> None:
+    analyzer = Analyzer()
+    words = analyzer.terms("git push u force core autocrlf on conflict")
+    compounds = analyzer.compound_terms("git push -u --force core.autocrlf ON CONFLICT")
+    assert compounds
+    assert not set(words) & set(compounds)
+    off = Analyzer(AnalyzerConfig(compounds=False))
+    assert off.terms("git push -u core.autocrlf") == ["git", "push", "u", "core", "autocrlf"]
+    assert AnalyzerConfig().signature() != AnalyzerConfig(compounds=False).signature()

@@ -188,3 +188,28 @@ def test_embedding_in_batches_stops_when_told_or_out_of_time() -> None:
     stops = iter([False, True])
     assert embed_in_batches(embedder, texts, until=float("inf"), stop=lambda: next(stops)) == 4
     assert embed_in_batches(embedder, texts, until=0.0, stop=lambda: False) == 0
+
+
+def test_a_short_flag_finds_its_option_entry_on_a_man_page() -> None:
+    # git-push.html as the reader writes it: the option's entry is one passage (its name
+    # with its description) and "-u" a term of its own.
+    description = [
+        "When the command line does not specify where to push with the `<repository>` "
+        "argument, `branch.*.remote` configuration for the current branch is consulted to "
+        "determine where to push. If the configuration is missing, it defaults to *origin*.",
+        "When neither the command-line nor the configuration specify what to push, the default "
+        "behavior is used, which corresponds to the `simple` value for `push.default`: the "
+        "current branch is pushed to the corresponding upstream branch.",
+    ]
+    options = (
+        "- -q\n- --quiet\n- Suppress all output, including the listing of updated refs, unless "
+        "an error occurs.\n"
+        "- -u\n- --set-upstream\n- For every branch that is up to date or successfully pushed,"
+        " add upstream (tracking) reference, used by argument-less git-pull(1) and other "
+        "commands.\n- -v\n- --verbose\n- Run verbosely."
+    )
+    page = _page("http://git.test/push", [*description, options], words=40)
+    question = "What does the -u option of git push do?"
+    params = PassageParams(budget_tokens=60, dense=False)
+    best = rank_passages(ANALYZER, [question], [page], params).passages[0].text
+    assert best.startswith("- -u\n- --set-upstream\n- For every branch")

@@ -144,3 +144,14 @@ def test_every_form_starts_with_its_terms_prefix() -> None:
     stems = ANALYZER.stems(words)
     misses = [w for w in words if not w.encode().startswith(_prefix(stems[w]))]
     assert misses == []
+
+
+def test_compound_query_terms_are_counted_from_each_texts_compounds() -> None:
+    texts = [
+        "- -u\n- --set-upstream\n- For every branch that is up to date, add upstream.",
+        "Use the u key. Do not force it.",
+        "核心 core.autocrlf 設定 core.autocrlf",  # the token path (not ASCII)
+    ]
+    terms = ["-u", "u", "--set-upstream", "core.autocrlf", "forc"]
+    counts, _ = term_counts(ANALYZER, terms, texts)
+    assert counts[:, :5].tolist() == [[1, 1, 1, 0, 0], [0, 1, 0, 0, 1], [0, 0, 0, 2, 0]]

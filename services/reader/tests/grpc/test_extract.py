@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import grpc
@@ -15,7 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from quarry.v1 import reader_pb2, reader_pb2_grpc
 from reader.config import Settings
 from reader.pool import ExtractorPool
-from reader.server import ReaderServer, build_server
+from reader.server import WARM_JOB, ReaderServer, build_server
 
 from services.reader.tests.pages import (
     ARTICLE,
@@ -24,8 +24,8 @@ from services.reader.tests.pages import (
     HttpServer,
     fixed,
     make_pdf,
-    slow_page,
 )
+from services.reader.tests.stuck import STUCK_MARKER, extract_or_block, wait_for_file
 
 Status = reader_pb2.ReadResponse.Status
 if TYPE_CHECKING:  # the async stub type exists only in the .pyi
@@ -34,9 +34,11 @@ if TYPE_CHECKING:  # the async stub type exists only in the .pyi
 
 @pytest_asyncio.fixture
 async def served() -> AsyncIterator[tuple[ReaderServer, Stub]]:
-    # One worker, no queue and a 0.5 s extraction limit: the slow page (seconds) must be killed.
-    settings = Settings(port=0, workers=1, queue_size=0, extract_timeout_s=0.5, max_bytes=8 << 20)
-    server = build_server(settings)
+    # One worker, no queue and a 5 s extraction limit: a page that never ends (STUCK_MARKER)
+    # is killed at the limit; every other page has ample time on any machine.
+    settings = Settings(port=0, workers=1, queue_size=0, extract_timeout_s=5, max_bytes=8 << 20)
+    pool = ExtractorPool(extract_or_block, workers=1, timeout_s=5, queue_size=0, warm_job=WARM_JOB)
+    server = build_server(settings, pool=pool)
     await server.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
@@ -94,10 +96,8 @@ async def test_pathological_page_kills_the_worker_and_service_keeps_answering(
 ) -> None:
     server, stub = served
     (before,) = server.pool._all
-    slow = asyncio.create_task(_extract(stub, slow_page(), "text/html"))
-    for _ in range(500):
-        if server.pool.pending:
-            break
+    slow = asyncio.create_task(_extract(stub, ARTICLE + STUCK_MARKER, "text/html"))
+    while not server.pool.pending:  # noqa: ASYNC110 - the pool offers no event to await
         await asyncio.sleep(0.01)
     # The only worker is busy and the queue holds nothing: fail fast, do not wait.
     with pytest.raises(grpc.aio.AioRpcError) as err:
@@ -110,9 +110,7 @@ async def test_pathological_page_kills_the_worker_and_service_keeps_answering(
     reply = await slow
     assert reply.status == Status.TIMEOUT
     assert reply.error == "extraction timed out"
-    for _ in range(1000):  # the pool reaps the killed process in a background thread
-        if before.process.exitcode is not None:
-            break
+    while before.process.exitcode is None:  # noqa: ASYNC110 - reaped in a background thread
         await asyncio.sleep(0.01)
     assert before.process.exitcode == -9  # SIGKILL
     after = await _extract(stub, ARTICLE)
@@ -121,9 +119,11 @@ async def test_pathological_page_kills_the_worker_and_service_keeps_answering(
     assert before not in server.pool._all
 
 
-async def test_not_serving_until_the_pool_is_warm() -> None:
-    # A pool whose warm-up job sleeps 1 s: health must stay NOT_SERVING until it is done.
-    pool = ExtractorPool(time.sleep, workers=1, timeout_s=5, queue_size=0, warm_job=1.0)
+async def test_not_serving_until_the_pool_is_warm(tmp_path: Path) -> None:
+    # A pool whose warm-up job ends when the test creates a file: health must stay
+    # NOT_SERVING until then, however long the first health check takes.
+    warmed = tmp_path / "warmed"
+    pool = ExtractorPool(wait_for_file, workers=1, timeout_s=5, queue_size=0, warm_job=str(warmed))
     server = build_server(Settings(port=0), pool=pool)
     starting = asyncio.create_task(server.start())
     try:
@@ -134,10 +134,12 @@ async def test_not_serving_until_the_pool_is_warm() -> None:
             request = health_pb2.HealthCheckRequest(service="quarry.v1.Reader")
             first = await health.Check(request, timeout=5)
             assert first.status == health_pb2.HealthCheckResponse.NOT_SERVING
+            warmed.touch()
             await starting
             second = await health.Check(request, timeout=5)
             assert second.status == health_pb2.HealthCheckResponse.SERVING
     finally:
+        warmed.touch()
         await starting
         await server.stop(0)
 

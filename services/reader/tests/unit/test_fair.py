@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 from reader.fair import FairQueue
 from reader.pool import ExtractorPool
+
+from services.reader.tests.stuck import wait_for_file
 
 
 async def test_the_key_with_fewest_running_goes_first() -> None:
@@ -51,26 +54,31 @@ async def test_a_cancelled_waiter_is_skipped_and_failing_wakes_the_rest() -> Non
     assert queue.waiting == 0
 
 
-async def test_pool_serves_a_second_question_before_the_firsts_backlog() -> None:
-    # Jobs are seconds to sleep (time.sleep is a picklable builtin).
-    pool = ExtractorPool(time.sleep, workers=2, timeout_s=5, queue_size=8, warm_job=0)
+async def test_pool_serves_a_second_question_before_the_firsts_backlog(tmp_path: Path) -> None:
+    # Jobs are paths a worker waits for (the test ends them): a0 and a1 end on "release", a2
+    # and a3 never do, b0 at once. Nothing here depends on how long anything takes.
+    release, never = tmp_path / "release", tmp_path / "never"
+    pool = ExtractorPool(wait_for_file, workers=2, timeout_s=60, queue_size=8, warm_job="/")
     await pool.start()
+    a_jobs = [release, release, never, never]
+    a = [asyncio.create_task(pool.run(str(path), key="a")) for path in a_jobs]
     try:
-        done: list[str] = []
-
-        async def job(name: str, key: str, secs: float) -> None:
-            await pool.run(secs, key=key)
-            done.append(name)
-
-        async with asyncio.TaskGroup() as tg:
-            for i in range(4):
-                tg.create_task(job(f"a{i}", "a", 0.4))
-            while pool.pending < 4:  # noqa: ASYNC110 - the pool offers no event to await
-                await asyncio.sleep(0.01)
-            tg.create_task(job("b0", "b", 0.0))
-        # b0 came last but gets the first free worker: before a's backlog (a2, a3).
-        assert done.index("b0") < done.index("a2")
+        while pool.pending < 4:  # noqa: ASYNC110 - the pool offers no event to await
+            await asyncio.sleep(0.01)
+        b0 = asyncio.create_task(pool.run("/", key="b"))
+        while pool.pending < 5:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+        release.touch()
+        # b0 came last but gets the first free worker, before a's backlog: in arrival order it
+        # would wait behind a2 and a3, which only end at the pool's 60 s limit.
+        await b0
+        await asyncio.gather(*a[:2])
+        assert not a[2].done()
+        assert not a[3].done()
     finally:
+        for task in a:
+            task.cancel()
+        await asyncio.gather(*a, return_exceptions=True)
         await pool.close()
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from contextlib import aclosing
+from contextlib import AbstractAsyncContextManager, aclosing
 from datetime import UTC, datetime
 from typing import Literal, TypeVar
 
@@ -15,6 +14,7 @@ from orchestrator.agent.domain import Evidence
 from orchestrator.agent.ports import Checked, Decision
 from orchestrator.citations import check_citations
 from orchestrator.config import Settings
+from orchestrator.lanes import Lane, LlmLanes
 from orchestrator.llm.base import LLMClient, LLMTimeout, Message
 from orchestrator.prompts import judge_messages, plan_messages, synthesis_messages
 from orchestrator.prompts_chat import conversation_messages, unsourced_messages
@@ -31,12 +31,23 @@ def _today() -> datetime:
 
 
 class LLMBrain:
-    """Plans, judges and answers with one LLM; at most ``limit`` calls in flight process-wide."""
+    """Plans, judges and answers with one LLM; every call holds a slot of its ``lane``
+    (``orchestrator/lanes.py``: interactive calls first, research capped below the total)."""
 
-    def __init__(self, llm: LLMClient, settings: Settings, limit: asyncio.Semaphore) -> None:
+    def __init__(
+        self, llm: LLMClient, settings: Settings, lanes: LlmLanes, lane: Lane = "interactive"
+    ) -> None:
         self._llm = llm
         self._settings = settings
-        self._limit = limit
+        self._lanes = lanes
+        self.lane: Lane = lane
+
+    def for_research(self) -> LLMBrain:
+        """The same LLM and slots, every call in the research lane (deep research's brain)."""
+        return LLMBrain(self._llm, self._settings, self._lanes, "research")
+
+    def _limit(self) -> AbstractAsyncContextManager[None]:
+        return self._lanes.slot(self.lane)
 
     @property
     def llm_url(self) -> str:
@@ -70,7 +81,7 @@ class LLMBrain:
     ) -> Decision[M]:
         """One structured call; past LLM_TIMEOUT_S the safe default, so the run goes on."""
         try:
-            async with self._limit:
+            async with self._limit():
                 result = await structured_call(self._llm, messages, model, default, timeout=timeout)
         except LLMTimeout as err:
             logger.warning("structured call timed out; default used", extra={"error": str(err)})
@@ -87,7 +98,7 @@ class LLMBrain:
         boundary: str | None = None,
         detail: str | None = None,
     ) -> AsyncIterator[str]:
-        """Stream the answer; the semaphore is held until the stream ends or is closed."""
+        """Stream the answer; the LLM slot is held until the stream ends or is closed."""
         messages = synthesis_messages(
             question, sources, history, today=_today().date(), boundary=boundary, detail=detail
         )
@@ -111,8 +122,8 @@ class LLMBrain:
                 yield delta
 
     async def _stream(self, messages: list[Message], timeout: float) -> AsyncGenerator[str]:
-        # the semaphore is held until the stream ends or is closed
-        async with self._limit:
+        # the LLM slot is held until the stream ends or is closed
+        async with self._limit():
             # Thinking comes along (as Thought deltas): forwarded as `thinking` events, never
             # part of the answer or the citation check.
             stream = self._llm.stream_chat(messages, timeout=timeout, thoughts=True)
@@ -135,19 +146,19 @@ class LLMBrain:
             added_citations=list(report.added),
         )
 
-    # --- generic calls for other pipelines (deep research), under the same LLM limit ---
+    # --- generic calls for other pipelines (deep research), in this brain's lane ---
 
     async def structured(
         self, messages: list[Message], model_cls: type[M], default: M, *, timeout: float
     ) -> Decision[M]:
         """One validated structured call (repaired once, then ``default``)."""
-        async with self._limit:
+        async with self._limit():
             result = await structured_call(self._llm, messages, model_cls, default, timeout=timeout)
         return Decision(result.value, result.used_default, result.attempts)
 
     async def stream(self, messages: list[Message], *, timeout: float) -> AsyncIterator[str]:
-        """Stream a free-text reply; the semaphore is held until the stream ends or is closed."""
-        async with self._limit:
+        """Stream a free-text reply; the LLM slot is held until the stream ends or is closed."""
+        async with self._limit():
             stream = self._llm.stream_chat(messages, timeout=timeout)
             try:
                 async for delta in stream:

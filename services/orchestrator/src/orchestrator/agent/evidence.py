@@ -2,18 +2,22 @@
 
 Two shapes (ORCHESTRATOR_EVIDENCE):
 
-* ``passages``: each page's chosen passages in reading order, one source per page (the page
-  whose passage ranked best first); the page's search snippet leads its source when the
-  passages do not contain it, and the best snippets of pages without passages follow as
-  sources of their own. Snippets often hold the answer outright (an engine picks them for
-  the query), so they are kept beside the passages rather than replaced by them.
+* ``passages``: each page's chosen passages best first (a passage that continues another
+  follows it), one source per page (the page whose passage ranked best first); the page's
+  search snippet follows its best passage when the passages do not contain it, and the best
+  snippets of pages without passages follow as sources of their own. A source cut to a size
+  (:func:`fit`) loses its weakest text, and its ``passages`` are exactly the texts kept.
+  Snippets often hold the answer outright (an engine picks them for the query), so they are
+  kept beside the passages rather than replaced by them.
 * ``chunk_per_url``: one chunk per page, cut to ``CHUNK_CHARS`` (the behaviour the eval
   harness compares against).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from orchestrator.agent.domain import Evidence, Passage, SearchHit
 
@@ -24,6 +28,8 @@ CHARS_PER_TOKEN = 4
 MIN_PASSAGE_TOKENS = 256
 # Between two passages of one page that are not adjacent.
 GAP = "\n\n[…]\n\n"
+# The end of a sentence: a full stop, "!" or "?" before a space or the end.
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 # A local passage shown as a search result's snippet (to the snippet judge and the ranker).
 SNIPPET_CHARS = 320
 
@@ -69,24 +75,50 @@ def _squash(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
+def _runs(passages: Sequence[Passage]) -> list[list[Passage]]:
+    """A page's passages (given best first) as runs: each passage not placed yet opens a run,
+    followed by the chosen passages that continue it on the page; best first, yet a passage
+    that continues another (the ranker picks a strong passage's successor) follows it."""
+    by_index = {p.index: p for p in passages}
+    runs: list[list[Passage]] = []
+    placed: set[int] = set()
+    for p in passages:
+        if p.index in placed:
+            continue
+        run = []
+        i = p.index
+        while i in by_index and i not in placed:
+            run.append(by_index[i])
+            placed.add(i)
+            i += 1
+        runs.append(run)
+    return runs
+
+
 def _page_source(passages: list[Passage], snippet: SearchHit | None) -> tuple[str, tuple[str, ...]]:
-    """A page's text: its snippet (unless the passages hold it), then passages in order."""
-    ordered = sorted(passages, key=lambda p: p.index)
-    parts: list[str] = []
-    body = ""
-    for prev, p in zip([None, *ordered], ordered, strict=False):
-        if prev is not None:
-            body += "\n\n" if p.index == prev.index + 1 else GAP
-        body += p.text.strip()
-        parts.append(p.text.strip())
+    """A page's text, best first: the run of passages holding its best passage, the search
+    snippet (unless the passages hold it), then the other runs by rank, so a cut by
+    :func:`fit` drops the weakest text, never the best.
+
+    Only the page's own words: the text is also what the user's source card shows (its
+    excerpt), so nothing addressed to the model (labels, instructions) belongs in it; the
+    prompt's fence already names the source's title and URL.
+    """
+    runs = [[p.text.strip() for p in run] for run in _runs(passages)]
+    blocks = ["\n\n".join(run) for run in runs]
+    parts = [t for run in runs for t in run]
+    body = GAP.join(blocks)
     if snippet is not None and _squash(snippet.snippet) not in _squash(body):
         lead = snippet.snippet.strip()
-        return f"Search result snippet: {lead}\n\n{body}", (lead, *parts)
+        blocks.insert(1, lead)
+        parts.insert(len(runs[0]), lead)
+        return GAP.join(blocks), tuple(parts)
     return body, tuple(parts)
 
 
 def from_passages(passages: Sequence[Passage], snippets: Sequence[SearchHit]) -> list[Evidence]:
-    """Sources: pages with passages (best page first), then snippet-only pages."""
+    """Sources: pages with passages (``passages`` best first; the best page first), then
+    snippet-only pages."""
     by_url: dict[str, list[Passage]] = {}
     for p in passages:
         by_url.setdefault(p.url, []).append(p)
@@ -99,6 +131,68 @@ def from_passages(passages: Sequence[Passage], snippets: Sequence[SearchHit]) ->
         if h.url not in by_url:
             out.append(Evidence(h.url, h.title, h.snippet.strip(), "snippet", (h.snippet.strip(),)))
     return out
+
+
+def cut_text(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, at a sentence end when one is near, so the LLM
+    does not see half a sentence."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    end = max(head.rfind(". "), head.rfind(".\n"))
+    return head[: end + 1] if end > limit // 2 else head[: limit - 1].rstrip() + "…"
+
+
+def fit(item: Evidence, limit: int) -> Evidence:
+    """``item`` within ``limit`` characters, its ``passages`` exactly the texts kept.
+
+    A source's parts are in its text's order, best first (:func:`from_passages`): whole parts
+    are dropped from the end; when even the first does not fit, it is cut.
+    """
+    if len(item.text) <= limit:
+        return item
+    kept: list[str] = []
+    end = 0
+    for part in item.passages:
+        at = item.text.find(part, end)
+        if at < 0 or at + len(part) > limit:
+            break
+        kept.append(part)
+        end = at + len(part)
+    if kept:
+        return replace(item, text=item.text[:end], passages=tuple(kept))
+    text = cut_text(item.text, limit)
+    if not item.passages:
+        return replace(item, text=text)
+    # The first part, cut: what precedes it in the text (a label) stays in the text only.
+    lead = max(0, item.text.find(item.passages[0]))
+    return replace(item, text=text, passages=(text[lead:] or text,))
+
+
+def _plain(text: str) -> str:
+    # Whitespace collapsed and markdown escapes ("SQLITE\\_MAX") dropped, for matching.
+    return " ".join(text.replace("\\", "").split())
+
+
+def complete_snippet(snippet: str, page: str, extra: int = SNIPPET_CHARS) -> str:
+    """``snippet`` finished from ``page`` (the text of the page it came from) when it stops
+    mid-sentence: search engines cut snippets at a length, often just before the value the
+    question asks for ("The default is …"). Its last words are found in the page and the
+    sentence is completed, up to ``extra`` characters; a snippet not found is kept as is."""
+    text = snippet.strip()
+    bare = text.rstrip("….").rstrip() if text.endswith(("…", "...")) else text
+    if not bare or (bare == text and bare.endswith((".", "!", "?", ":"))):
+        return text
+    tail = _plain(bare)[-60:]
+    flat = _plain(page)
+    at = flat.find(tail)
+    if len(tail) < 20 or at < 0:
+        return text
+    rest = flat[at + len(tail) : at + len(tail) + extra]
+    m = _SENTENCE_END.search(rest)
+    if m is None:
+        return text
+    return _plain(bare) + rest[: m.start() + 1]
 
 
 def snippet_of(text: str, limit: int = SNIPPET_CHARS) -> str:

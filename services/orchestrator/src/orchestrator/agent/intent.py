@@ -15,7 +15,10 @@ to question the user back, so the code decides what it can:
 
 With history a pronoun is resolved against the earlier turns, never asked back: the rewrite
 must name the referent, and when the model's rewrite still has only the bare pronoun the
-previous turn's subject is appended (``resolve_query``). Pure: no I/O.
+previous turn's subject is appended (``resolve_query``). A follow-up with no pronoun that
+leans on the last question all the same ("And in winter?" after "How cold is Oslo in
+summer?") gets that question's key terms, but not the ones it replaces ("summer" after the
+same "in"): ``carry_context``. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -180,6 +183,64 @@ def resolve_query(query: str, history: Sequence[TurnLike]) -> str:
             return query
         return f"{query.strip()} {subject}"
     return query
+
+
+# How an elliptical follow-up opens ("And in winter?", "What about Bergen?").
+_ELLIPTIC_OPENERS = ("and ", "or ", "but ", "what about ", "how about ", "also ", "then ")
+# Words after which the next one fills a slot a follow-up may refill ("in summer" -> "in
+# winter"): prepositions, and comparison words.
+_SLOTS_TEXT = """
+    in on at for from to by with without during before after since until of about than vs
+    versus under over
+"""
+_SLOTS = frozenset(_SLOTS_TEXT.split())
+
+
+def elliptical(question: str) -> bool:
+    """Whether ``question`` leans on an earlier turn without naming it: it opens like a
+    continuation ("And …", "What about …") or with a preposition ("In winter?", "With
+    --force?"), or names nothing at all ("Why?", "How so?"). A short topic query ("Rust
+    ownership") or a whole question ("What is the capital of France?") stands alone."""
+    lowered = " ".join(question.lower().split())
+    if lowered.startswith(_ELLIPTIC_OPENERS):
+        return True
+    words = _words(question)
+    return bool(words) and (words[0] in _SLOTS or not content_words(question))
+
+
+def _replaced(question: str, earlier: str) -> set[str]:
+    """Words of ``earlier`` that ``question`` refills: the word after a slot word (a
+    preposition) both use ("in summer" / "in winter" -> {"summer"})."""
+    new, old = _words(question), _words(earlier)
+    slots = {w for i, w in enumerate(new[:-1]) if w in _SLOTS}
+    return {old[i + 1] for i, w in enumerate(old[:-1]) if w in slots}
+
+
+def carry_context(query: str, question: str, history: Sequence[TurnLike]) -> str:
+    """``query`` with the last question's key terms appended when ``question`` is an
+    elliptical follow-up (no pronoun; those go through ``resolve_query``) and ``query``
+    names none of them yet (a planner's rewrite usually does)."""
+    if not history or referring_words(question) or not elliptical(question):
+        return query
+    earlier = history[-1].question
+    first, *_ = _WORD_RE.findall(earlier) or [""]
+    # A follow-up that names something of its own ("What about Bergen?") replaces the
+    # earlier names ("Oslo") and keeps the rest ("cold", "summer").
+    renamed = any(w[:1].isupper() for w in _WORD_RE.findall(question)[1:])
+    replaced = _replaced(question, earlier)
+    key = [
+        raw
+        for raw in dict.fromkeys(_WORD_RE.findall(earlier))
+        if len(raw) > 1
+        and raw.lower() not in _GENERIC
+        and raw.lower() not in replaced
+        and not (renamed and raw[:1].isupper() and raw != first)
+    ]
+    have = set(_words(query))
+    if not key or any(w.lower() in have for w in key if w.lower() not in _words(question)):
+        return query  # the query (a planner's rewrite) names the earlier subject already
+    carried = [w for w in key if w.lower() not in have]
+    return f"{query.strip()} {' '.join(carried)}" if carried else query
 
 
 def clarifying_question(pre: Prefilter) -> str:

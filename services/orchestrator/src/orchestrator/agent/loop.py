@@ -13,8 +13,8 @@ from orchestrator.agent.domain import Evidence, SearchHit
 from orchestrator.agent.judge import judge_step
 from orchestrator.agent.memory import fit
 from orchestrator.agent.plan import plan_step
-from orchestrator.agent.read import cancel_and_wait, chunks_step, read_pages
-from orchestrator.agent.search import rank_step, search_step
+from orchestrator.agent.read import cancel_and_wait, chunks_step
+from orchestrator.agent.round import find, gather
 from orchestrator.agent.state import Deps, RunOptions, RunState
 from orchestrator.agent.synthesise import synthesise
 from orchestrator.agent.unsourced import DEGRADABLE, answer_without_sources
@@ -23,6 +23,7 @@ from orchestrator.clients.reader import RUN_KEY
 from orchestrator.errors import RunFailed
 from orchestrator.events import API_VERSION, EventSink, RunStatus
 from orchestrator.llm.base import LLMError
+from orchestrator.policy import SEARCH_OFF
 from orchestrator.sessions import Turn
 
 logger = logging.getLogger(__name__)
@@ -30,7 +31,6 @@ logger = logging.getLogger(__name__)
 READER_DOWN = "The reader is unavailable; answering from snippets."
 NOTHING_READ = "The reader could not read any page; answering from snippets."
 LOCAL_ONLY = "The reader is unavailable; answering from local documents and snippets."
-SEARCH_OFF = "Web search is off (ORCHESTRATOR_WEB_SEARCH=off) and no local documents are searched."
 LLM_LOADING = (
     "The language model is still loading; the question starts when it is ready (up to {limit:g} s)."
 )
@@ -45,16 +45,6 @@ class RunOutcome:
     sources: list[dict[str, Any]] = field(default_factory=list)
 
 
-async def _read_and_rank(state: RunState, urls: list[str], *, speculative: bool) -> None:
-    """Read the round's pages, then rank passages over every page read so far.
-
-    Speculatively (while the snippet judge runs) this overlaps the ranker with the LLM too.
-    """
-    await read_pages(state, urls, speculative=speculative)
-    if state.has_material:
-        await chunks_step(state)
-
-
 async def _judge_snippets(
     state: RunState, ranked: list[SearchHit], urls: list[str]
 ) -> list[Evidence] | None:
@@ -65,9 +55,7 @@ async def _judge_snippets(
     prior = state.chunk_evidence()
     snippets = [Evidence(h.url, h.title, h.snippet, "snippet") for h in ranked]
     prefetch = (
-        asyncio.create_task(_read_and_rank(state, urls, speculative=True))
-        if state.prefetch
-        else None
+        asyncio.create_task(gather(state, urls, speculative=True)) if state.prefetch else None
     )
     try:
         verdict = await judge_step(state, "snippets", snippets)
@@ -78,7 +66,7 @@ async def _judge_snippets(
         if prefetch is not None:
             await prefetch
         else:
-            await _read_and_rank(state, urls, speculative=False)
+            await gather(state, urls)
     finally:
         if prefetch is not None:
             await cancel_and_wait(prefetch)
@@ -93,19 +81,12 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
     while True:
         state.rounds += 1
         try:
-            hits = await search_step(state, queries)
+            ranked, queries = await find(state, queries, typed=state.question)
         except RunFailed as err:
             if state.rounds == 1:
                 raise
             state.sink.warn("search_failed", f"A follow-up search failed: {err.message}")
             return state.best_evidence()
-        ranked = await rank_step(state, hits, " ".join(queries))
-        if not ranked and state.rounds == 1 and queries != [state.question]:
-            # A small model's rewrite can miss everything ("it", "not sure", measured with
-            # Gemma 3 270M): search the question as the user typed it before giving up.
-            queries = [state.question]
-            ranked = await rank_step(state, await search_step(state, queries), state.question)
-        state.hits.extend(ranked)
         if not ranked:
             if state.rounds == 1:
                 raise RunFailed("no_results", "The search returned no results for this question.")
@@ -123,7 +104,7 @@ async def _research(state: RunState, query: str) -> list[Evidence]:
             if answer is not None:
                 return answer
         else:  # speed: no snippet judge, read the few top pages straight away
-            await _read_and_rank(state, urls, speculative=False)
+            await gather(state, urls)
         if not state.has_material:
             why = READER_DOWN if state.reader_down else NOTHING_READ
             state.sink.warn("reader_unavailable", why)
@@ -194,7 +175,7 @@ async def _wait_for_llm(state: RunState) -> None:
 
 async def _run(state: RunState, outcome: RunOutcome) -> None:
     await _wait_for_llm(state)
-    if (kind := smalltalk.classify(state.question)) is not None:
+    if (kind := await smalltalk.classify(state.question)) is not None:
         # Greetings, thanks, "what did I ask?": no plan, no search, nothing leaves the machine.
         with state.stage("smalltalk", kind=kind):
             outcome.answer = await answer_without_sources(state, "conversation")

@@ -36,9 +36,10 @@ class ModeProfile:
     # Chunks given to the judge and the answer with ORCHESTRATOR_EVIDENCE=chunk_per_url;
     # None: ORCHESTRATOR_CHUNK_TOP_K.
     evidence_sources: int | None
-    # Characters of each source shown to the LLM, a cap on top of the token budget; None: only
-    # the budget (the ranker already fitted the passages to it, several per page: a per-source
-    # cut would drop a page's later passages, where deep answers are).
+    # Characters of each chunk (ORCHESTRATOR_EVIDENCE=chunk_per_url) or snippet shown to the
+    # LLM, a cap on top of the token budget; None: only the budget. Ranked passages are never
+    # cut per source: the ranker fitted them to the budget by rank, and cutting a source after
+    # that dropped its best passage when the snippet and earlier passages came first (#23).
     source_chars: int | None
     # Tokens of evidence (ORCHESTRATOR_EVIDENCE=passages), capping the setting's; None: the
     # setting's budget.

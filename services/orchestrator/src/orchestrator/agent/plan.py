@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from orchestrator.agent.expand import keyword_query
 from orchestrator.agent.intent import (
     Prefilter,
     TurnLike,
+    carry_context,
     clarifying_question,
     prefilter,
     resolve_query,
@@ -30,7 +32,8 @@ def combine(pre: Prefilter, model: Plan | None, question: str, history: Sequence
     * candidate: the model decides;
     * clear: proceed, whatever the model said.
 
-    A plan that proceeds always carries a query that names the referent of a pronoun.
+    A plan that proceeds always carries a query that names the referent of a pronoun, and
+    an elliptical follow-up's query the last question's key terms.
     """
     clarify = pre.verdict == "unresolved" or (
         pre.verdict == "candidate" and model is not None and model.action == "clarify"
@@ -48,7 +51,7 @@ def combine(pre: Prefilter, model: Plan | None, question: str, history: Sequence
     return Plan(
         action="proceed",
         clarifying_question=None,
-        optimized_query=resolve_query(query, history),
+        optimized_query=carry_context(resolve_query(query, history), question, history),
         history_sufficiency=sufficiency,
     )
 
@@ -74,6 +77,10 @@ async def plan_step(state: RunState) -> Plan:
         elif used_default:
             state.sink.warn("llm_invalid_output", INVALID_OUTPUT)
     plan = combine(pre, model, state.question, state.history)
+    if model is None and plan.action == "proceed":
+        # No planner rewrite to rank passages against: a keyword query instead (expand.py).
+        extra = keyword_query(plan.optimized_query or state.question)
+        state.add_queries([state.question, extra] if extra else [state.question])
     state.sink.emit(
         "plan",
         {

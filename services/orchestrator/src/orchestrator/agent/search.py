@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Sequence
 
+from orchestrator.agent import versions
 from orchestrator.agent.domain import (
     CorpusError,
     RankerUnavailable,
@@ -19,8 +20,12 @@ from orchestrator.agent.fusion import rrf
 from orchestrator.agent.routing import Route, route
 from orchestrator.agent.state import RunState
 from orchestrator.errors import RunFailed
+from orchestrator.policy import SEARCH_OFF
 
 logger = logging.getLogger(__name__)
+# Results ranked past the kept ones, so a release-note page among the kept can give way
+# (agent/versions.py).
+RELEASE_NOTES_SLACK = 2
 
 
 def _route(state: RunState) -> Route:
@@ -158,10 +163,18 @@ async def search_step(state: RunState, queries: Sequence[str]) -> list[SearchHit
     With both sources, each query's web and local lists are fused by reciprocal rank fusion
     into one engine order (the ranker then reranks it).
 
+    The run's sources pass the sources policy once more here, the one step every search goes
+    through: a research run stored while web search was on and resumed after it was turned off
+    must not reach the web either.
+
     Raises:
-        RunFailed: every search failed (SearXNG down, the corpus unavailable, or too slow).
+        RunFailed: every search failed (SearXNG down, the corpus unavailable, or too slow), or
+            no source is left to search (``search_off``).
     """
-    sources = [s for s in ("web", "local") if s in state.options.sources] or ["web"]
+    allowed = state.settings.allowed_sources(state.options.sources)
+    sources = [s for s in ("web", "local") if s in allowed]
+    if not sources:
+        raise RunFailed("search_off", SEARCH_OFF)
     with state.stage("search", queries=len(queries), sources=",".join(sources)) as span:
         tasks: list[list[asyncio.Task[Outcome]]] = []
         async with asyncio.TaskGroup() as tg:
@@ -213,7 +226,7 @@ async def rank_step(state: RunState, hits: list[SearchHit], query: str) -> list[
                     ranked = await state.deps.ranker.rank_results(
                         query,
                         hits,
-                        top_k=top,
+                        top_k=top + RELEASE_NOTES_SLACK,
                         timeout=state.research_left(state.settings.ranker_timeout_s),
                     )
             except (RankerUnavailable, TimeoutError):
@@ -222,7 +235,9 @@ async def rank_step(state: RunState, hits: list[SearchHit], query: str) -> list[
                     "ranker_unavailable",
                     "The ranker is unavailable; using the search engine's order.",
                 )
-                ranked = sorted(hits, key=lambda h: h.engine_rank)[:top]
+                ranked = sorted(hits, key=lambda h: h.engine_rank)
+        # Past releases' pages below the current reference for a present-tense question.
+        ranked = versions.current_first(ranked, state.question)[:top]
         span.set_attribute("ae.kept", len(ranked))
         span.set_attribute("ae.ranked_by", by)
     state.sink.emit(

@@ -1,55 +1,78 @@
-"""Messages that need no search: greetings, thanks and questions about the conversation itself.
+"""Messages that need no search: greetings, thanks, goodbyes and questions about the conversation.
 
-A rule, not an LLM call: these messages are short and formulaic, the rule costs nothing, and a
-search for "thanks!" only sends the user's small talk to a search engine for nothing. Anything
-the rule does not recognise goes through the planner as usual.
+Not an LLM call: a small classifier on the local sentence embedder (``smalltalk_model``) decides
+in a few milliseconds, and a search for "thanks!" would only send the user's small talk to a
+search engine for nothing. Anything it does not recognise goes through the planner as usual.
+
+The embedder (all-MiniLM-L6-v2, ``quarry_embed``) is loaded in this process: about 1 s and
+~155 MB resident, once; the ranker's copy is in another process and is busy embedding pages
+while questions start. Without the model (not installed, unreadable), the whole-message
+patterns of ``smalltalk_rules`` decide instead, with a warning in the log.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Literal
+import asyncio
+import logging
+import threading
 
-Kind = Literal["greeting", "thanks", "conversation"]
+from orchestrator.agent import smalltalk_rules
+from orchestrator.agent.smalltalk_model import Classifier
+from orchestrator.agent.smalltalk_rules import Kind
 
-# Messages longer than this are questions, whatever words they start with.
-MAX_WORDS = 8
+logger = logging.getLogger(__name__)
 
-_GREETING = re.compile(
-    r"^(hi|hello|hey|hiya|howdy|greetings|yo|good (morning|afternoon|evening|day)"
-    r"|how are you( doing| today)?|what'?s up|bonjour|hallo|hola|ciao)"
-    r"( there| again| quarry| everyone| all)?$"
-)
-_THANKS = re.compile(
-    r"^((ok(ay)?|great|perfect|cool|nice|awesome|good|got it)[ ,]*)?"
-    r"(thanks?( you| a lot| so much| very much)?|thx|ty|cheers|much appreciated|danke|merci)"
-    r"( (again|a lot|so much|very much))?$"
-)
-_CONVERSATION = re.compile(
-    r"^(what (did|have) (i|we) (just )?(ask(ed)?|say|said|talk(ed)? about|discuss(ed)?)"
-    r"|what (was|were) my (first |last |previous |earlier )?questions?"
-    r"|(summari[sz]e|recap) (our|this|the) (conversation|chat|discussion)"
-    r"|what have we (talked about|discussed) so far)\b"
-)
+__all__ = ["Kind", "classify", "classify_sync", "preload"]
+
+_lock = threading.Lock()
+_loaded = False
+_model: Classifier | None = None
 
 
-def _normalise(message: str) -> str:
-    text = message.lower().strip()
-    text = re.sub(r"[\s]+", " ", text)
-    return re.sub(r"[!?.,;:~)(*\s]+$", "", text).strip()
+def _load() -> Classifier | None:
+    """The trained classifier, built once per process; None when the embedder is missing."""
+    global _loaded, _model
+    with _lock:
+        if not _loaded:
+            _model = _build()
+            _loaded = True
+        return _model
 
 
-def classify(message: str) -> Kind | None:
-    """The kind of small talk ``message`` is, or None when it should be searched."""
-    text = _normalise(message)
-    if not text:
+def _build() -> Classifier | None:
+    # Imported here: the model runtime is optional, and loading it is the slow part.
+    try:
+        from quarry_embed import Embedder, EmbedderUnavailable
+    except ImportError as err:
+        logger.warning("small talk: the embedder is not installed; using patterns (%s)", err)
         return None
-    if _CONVERSATION.match(text):
-        return "conversation"
-    if len(text.split()) > MAX_WORDS:
+    try:
+        embedder = Embedder.load(threads=1)
+    except EmbedderUnavailable as err:
+        logger.warning("small talk: embedding model unavailable; using patterns (%s)", err)
         return None
-    if _GREETING.match(text):
-        return "greeting"
-    if _THANKS.match(text):
-        return "thanks"
-    return None
+    try:
+        return Classifier.train(embedder.embed)
+    # onnxruntime raises its own error types; any failure here means "use the patterns".
+    except Exception as err:  # noqa: BLE001
+        logger.warning("small talk: training the classifier failed; using patterns (%s)", err)
+        return None
+
+
+def classify_sync(message: str) -> Kind | None:
+    """The kind of small talk ``message`` is, or None when it should be searched (blocking:
+    the first call loads the model)."""
+    model = _load()
+    if model is None:
+        return smalltalk_rules.classify(message)
+    return model.classify(message)
+
+
+async def classify(message: str) -> Kind | None:
+    """:func:`classify_sync` off the event loop (the embedding is CPU work)."""
+    return await asyncio.to_thread(classify_sync, message)
+
+
+async def preload() -> None:
+    """Load and train the classifier now (at startup), not on the first question."""
+    await asyncio.to_thread(_load)

@@ -10,7 +10,7 @@ from typing import Any
 
 from opentelemetry import trace
 
-from orchestrator.agent import evidence
+from orchestrator.agent import evidence, versions
 from orchestrator.agent.domain import Evidence, PageRead, Passage, SearchHit
 from orchestrator.agent.modes import PROFILES, Mode, ModeProfile, resolve_mode
 from orchestrator.agent.ports import Brain, Corpus, Ranker, Reader, Searcher
@@ -18,17 +18,10 @@ from orchestrator.budget import Deadline
 from orchestrator.config import CHARS_PER_TOKEN, HISTORY_RESERVE_TOKENS, Settings
 from orchestrator.events import EventSink
 from orchestrator.llm.ready import ReadyGate
-from orchestrator.prompts import new_boundary
+from orchestrator.prompts import MAX_SOURCE_CHARS, new_boundary
 from orchestrator.sessions import Turn
 
 tracer = trace.get_tracer(__name__)
-
-
-def _cut(text: str, limit: int) -> str:
-    # At a sentence end when one is near, so the LLM does not see half a sentence.
-    head = text[:limit]
-    end = max(head.rfind(". "), head.rfind(".\n"))
-    return head[: end + 1] if end > limit // 2 else head.rstrip() + "…"
 
 
 @dataclass(frozen=True)
@@ -171,9 +164,19 @@ class RunState:
         if self.settings.evidence != "passages":
             return []
         count = self.profile.evidence_snippets
-        return evidence.snippets_for(
+        kept = evidence.snippets_for(
             self.hits, self.settings.evidence_snippets if count is None else count
         )
+        return [self._completed(h) for h in kept]
+
+    def _completed(self, hit: SearchHit) -> SearchHit:
+        """``hit`` with its snippet finished from the page's own text when the page was read
+        and the snippet stops mid-sentence (evidence.complete_snippet)."""
+        page = self.pages.get(hit.url)
+        if page is None:
+            return hit
+        done = evidence.complete_snippet(hit.snippet, page.markdown)
+        return hit if done == hit.snippet.strip() else replace(hit, snippet=done)
 
     def evidence_budget(self) -> int:
         """Tokens of evidence for this run: the setting's budget, capped by the mode's."""
@@ -195,17 +198,28 @@ class RunState:
             return evidence.chunk_per_url(self.chunks)
         if not self.chunks:
             return []
-        return evidence.from_passages(self.chunks, self.kept_snippets())
+        found = evidence.from_passages(self.chunks, self.kept_snippets())
+        return versions.current_first(found, self.question)
 
     def best_evidence(self) -> list[Evidence]:
         """Chunks when any page was read, else snippets."""
         return self.chunk_evidence() or self.snippets(self.top_urls)
 
     def clip(self, items: Sequence[Evidence]) -> list[Evidence]:
-        """``evidence`` with each text cut to the mode's per-source size, else to the whole
-        evidence budget (what the LLM sees)."""
-        limit = self.profile.source_chars or self.evidence_budget() * CHARS_PER_TOKEN
-        return [e if len(e.text) <= limit else replace(e, text=_cut(e.text, limit)) for e in items]
+        """``items`` as the LLM sees them: each within the whole evidence budget, and a chunk
+        or snippet within the mode's per-source size. Ranked passages are not cut per source:
+        the ranker already fitted them to the budget by rank, and a per-source cut would drop
+        a page's later passages (where deep answers are). A cut keeps a source's best text
+        and its ``passages`` exactly what remains (evidence.fit); a release note's title says
+        so, and which version it describes (agent/versions.py)."""
+        whole = min(self.evidence_budget() * CHARS_PER_TOKEN, MAX_SOURCE_CHARS)
+        per_source = self.profile.source_chars or whole
+        return [
+            evidence.fit(
+                versions.labelled(e), whole if e.kind == "passages" else min(whole, per_source)
+            )
+            for e in items
+        ]
 
     @contextmanager
     def stage(self, name: str, **attributes: Any) -> Iterator[trace.Span]:

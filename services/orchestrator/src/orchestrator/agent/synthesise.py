@@ -1,9 +1,10 @@
-"""Step 9: number the sources, stream the answer, then check its citations."""
+"""Step 9: number the sources, stream the answer, check each sentence's citations as it
+completes and mark how well its sources support it (orchestrator/support.py)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -11,8 +12,16 @@ from orchestrator.agent.domain import Evidence
 from orchestrator.agent.fusion import origin_of
 from orchestrator.agent.ports import Checked
 from orchestrator.agent.state import RunState
+from orchestrator.citations import cited_numbers
 from orchestrator.errors import RunFailed
 from orchestrator.llm.think import Thought
+from orchestrator.support import (
+    SentenceMark,
+    SentenceStream,
+    SupportReport,
+    mark_sentence,
+    sources_dont_say,
+)
 
 EXCERPT_CHARS = 300
 
@@ -77,16 +86,92 @@ async def synthesise(state: RunState, evidence: Sequence[Evidence]) -> tuple[Che
             boundary=state.boundary,
             detail=state.options.detail,
         )
-        text = await stream_answer(state, stream)
-        checked = state.deps.brain.check(text, sources)
+        checker = _SentenceChecker(state, sources)
+        _, marks = await stream_answer(state, stream, mark=checker.mark)
+        report = SupportReport(marks)
+        if report.unsupported:
+            # Nothing the model wrote is backed by a source: say so plainly, quoting the
+            # passage that best matches the question if one does.
+            note = sources_dont_say(state.question, checker.numbered)
+            emit_sentence(state, report.sentences, _engine_note("\n\n" + note))
+        checked = checker.checked(report)
         span.set_attribute("ae.cited", len(checked.cited))
         span.set_attribute("ae.removed_citations", len(checked.removed_citations))
-    emit_completed(state, checked)
+        if report.score is not None:
+            span.set_attribute("ae.support_score", report.score)
+    emit_completed(state, checked, report)
     return checked, listed
 
 
-def emit_completed(state: RunState, checked: Checked) -> None:
-    """The `answer.completed` event for a checked answer."""
+class _SentenceChecker:
+    """Checks each sentence's citations as it completes, then marks its support."""
+
+    def __init__(self, state: RunState, sources: Sequence[Evidence]) -> None:
+        self._brain = state.deps.brain
+        self._sources = list(sources)
+        self.numbered = {n: s.text for n, s in enumerate(sources, start=1)}
+        self._removed: list[int] = []
+        self._replaced: list[dict[str, int]] = []
+        self._added: list[int] = []
+        self._in_code = False
+
+    def mark(self, sentence: str) -> SentenceMark:
+        """Check and mark one sentence; the parts of it inside a code block stay as written.
+
+        Code is quoted, not claimed: never checked, never given an [n] (a citation added to a
+        line of a code block breaks the code). A fence line has no words, so it comes glued to
+        the sentence before it: the sentence is cut at each fence.
+        """
+        if "```" not in sentence and not self._in_code:
+            return self._prose(sentence)
+        parts = sentence.split("```")
+        marks: list[SentenceMark] = []
+        for i, part in enumerate(parts):
+            if i:
+                self._in_code = not self._in_code
+            if self._in_code or not part.strip():
+                marks.append(SentenceMark(part, [], None, 0.0))
+            else:
+                marks.append(self._prose(part))
+        claims = [m for m in marks if m.support is not None]
+        text = "```".join(m.text for m in marks)
+        if not claims:
+            return SentenceMark(text, [], None, 0.0)
+        first = claims[0]
+        cites = [n for m in claims for n in m.citations]
+        return SentenceMark(text, list(dict.fromkeys(cites)), first.support, first.score)
+
+    def _prose(self, sentence: str) -> SentenceMark:
+        checked = self._brain.check(sentence, self._sources)
+        self._removed.extend(checked.removed_citations)
+        self._replaced.extend(checked.replaced)
+        self._added.extend(checked.added_citations)
+        return mark_sentence(checked.text, self.numbered)
+
+    def checked(self, report: SupportReport) -> Checked:
+        cited = sorted({n for s in report.sentences for n in s.citations})
+        return Checked(
+            text="".join(s.text for s in report.sentences),
+            cited=cited,
+            removed_citations=sorted(set(self._removed)),
+            replaced=self._replaced,
+            added_citations=self._added,
+        )
+
+
+def _engine_note(text: str) -> SentenceMark:
+    """Text the engine adds (no claim of the model's to check)."""
+    return SentenceMark(text, cited_numbers(text), None, 0.0)
+
+
+def emit_sentence(state: RunState, marks: list[SentenceMark], mark: SentenceMark) -> None:
+    """Record ``mark`` and emit it as an `answer.sentence` event."""
+    marks.append(mark)
+    state.sink.emit("answer.sentence", {"index": len(marks) - 1, **mark.as_dict()})
+
+
+def emit_completed(state: RunState, checked: Checked, report: SupportReport | None = None) -> None:
+    """The `answer.completed` event for a checked answer (with its sentences' support marks)."""
     state.sink.emit(
         "answer.completed",
         {
@@ -95,13 +180,20 @@ def emit_completed(state: RunState, checked: Checked) -> None:
             "removed_citations": checked.removed_citations,
             "replaced": checked.replaced,
             "added_citations": checked.added_citations,
+            **(report or SupportReport()).as_event(),
         },
     )
 
 
-async def stream_answer(state: RunState, stream: AsyncIterator[str], prefix: str = "") -> str:
-    """Emit the model's deltas as `answer.delta`s (``prefix`` before the first) and return the
-    whole text.
+async def stream_answer(
+    state: RunState,
+    stream: AsyncIterator[str],
+    prefix: str = "",
+    mark: Callable[[str], SentenceMark] | None = None,
+) -> tuple[str, list[SentenceMark]]:
+    """Emit the model's deltas as `answer.delta`s (``prefix`` before the first) and each
+    completed sentence, checked by ``mark``, as an `answer.sentence`; return the whole text and
+    the sentences' marks.
 
     The stream stops at the question's deadline (with a warning); what was written by then is
     kept. A model that sent no visible text at all ends the run with a clear error instead of
@@ -111,6 +203,13 @@ async def stream_answer(state: RunState, stream: AsyncIterator[str], prefix: str
         RunFailed: ``no_answer`` when not one answer token arrived.
     """
     parts: list[str] = []
+    marks: list[SentenceMark] = []
+    cutter = SentenceStream()
+
+    def sentences(texts: list[str]) -> None:
+        for text in texts:
+            emit_sentence(state, marks, mark(text) if mark else _engine_note(text))
+
     timed_out = False
     try:
         async with asyncio.timeout(state.deadline.remaining()):
@@ -123,14 +222,17 @@ async def stream_answer(state: RunState, stream: AsyncIterator[str], prefix: str
                 if prefix and not parts:
                     parts.append(prefix)
                     state.sink.emit("answer.delta", {"text": prefix})
+                    sentences(cutter.feed(prefix))
                 parts.append(delta)
                 state.sink.emit("answer.delta", {"text": delta})
+                sentences(cutter.feed(delta))
     except TimeoutError:
         timed_out = True
     finally:
         # Closing the generator closes the LLM's HTTP stream now, not at garbage collection.
         if isinstance(stream, AsyncGenerator):
             await stream.aclose()
+    sentences(cutter.flush())
     text = "".join(parts)
     if not text[len(prefix) :].strip():
         why = "before the time budget ran out" if timed_out else "(an empty reply)"
@@ -143,4 +245,4 @@ async def stream_answer(state: RunState, stream: AsyncIterator[str], prefix: str
         state.sink.warn(
             "budget_exhausted", "The time budget ran out while writing; the answer is cut short."
         )
-    return text
+    return text, marks

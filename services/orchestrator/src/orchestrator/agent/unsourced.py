@@ -3,10 +3,12 @@ small talk that needs no search at all."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from orchestrator.agent.state import RunState
 from orchestrator.agent.synthesise import emit_completed, stream_answer
+from orchestrator.support import SentenceMark
 
 WARNING = "answered_without_sources"
 # Put before the model's first token so the label cannot be lost, whatever the model writes.
@@ -35,8 +37,16 @@ async def answer_without_sources(
             state.question, state.history, purpose=purpose, timeout=state.deadline.remaining()
         )
         prefix = LABEL if purpose == "unsourced" else ""
-        text = await stream_answer(state, stream, prefix)
-        # No sources: every [n] the model wrote anyway is removed.
+        # No sources: every [n] the model wrote anyway is removed, sentence by sentence.
+        _, marks = await stream_answer(state, stream, prefix, mark=_uncited(state))
+        text = "".join(m.text for m in marks)
         checked = state.deps.brain.check(text, [])
     emit_completed(state, checked)
     return checked.text
+
+
+def _uncited(state: RunState) -> Callable[[str], SentenceMark]:
+    def mark(sentence: str) -> SentenceMark:
+        return SentenceMark(state.deps.brain.check(sentence, []).text, [], None, 0.0)
+
+    return mark

@@ -9,6 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestrator.events import API_VERSION
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+# Bounds of the numbers a client puts in a query string or header: SQLite's integers end at
+# 2**63 - 1 (a larger offset overflowed into a 500), and no list or event log comes near these.
+MAX_OFFSET = 1_000_000
+MAX_PAGE = 100
+MAX_EVENT_ID = 2**31 - 1
 
 
 class SearchOptions(BaseModel):
@@ -142,6 +147,7 @@ class SessionView(BaseModel):
     """GET /v1/sessions/{id}."""
 
     session_id: str
+    owner: str = Field(description="the principal the session belongs to")
     title: str = Field(description="the rename, else the first question")
     type: Literal["chat", "research"] = "chat"
     created: float
@@ -153,6 +159,7 @@ class SessionSummary(BaseModel):
     """One session in GET /v1/sessions."""
 
     session_id: str
+    owner: str = Field(description="the principal the session belongs to")
     title: str
     type: Literal["chat", "research"] = "chat"
     created: float

@@ -19,7 +19,7 @@ from orchestrator.api import chat_format as fmt
 from orchestrator.api.problems import problem
 from orchestrator.errors import ApiProblem
 from orchestrator.mcp.backend import research_progress_line
-from orchestrator.research.manager import ResearchManager
+from orchestrator.research.owned import OwnedRuns
 from orchestrator.research.state import ResearchState
 
 _END = frozenset({"research.completed", "research.cancelled", "error"})
@@ -44,13 +44,16 @@ def _meta(run_id: str, status: str, state: ResearchState) -> dict[str, Any]:
 
 
 async def research_completion(
-    manager: ResearchManager, model: str, question: str, sources: list[str], *, stream: bool
+    manager: OwnedRuns, model: str, question: str, sources: list[str], *, stream: bool
 ) -> Response:
-    """Start a run for ``question``; the whole report, or a stream of chunks."""
+    """Start a run for ``question``, owned by the caller; the whole report, or a stream of
+    chunks."""
     try:
         record = await manager.create(question, "deep-research", None, sources)
     except ApiProblem as err:  # the in-flight cap
-        return _problem(err.status, err.detail, "rate_limit_exceeded", "rate_limit_error")
+        refused = _problem(err.status, err.detail, "rate_limit_exceeded", "rate_limit_error")
+        refused.headers.update(getattr(err, "headers", None) or {})  # its Retry-After
+        return refused
     completion_id = f"chatcmpl-{record.id}"
     if stream:
         chunks = _chunks(manager, record.id, completion_id, model)
@@ -84,7 +87,7 @@ async def research_completion(
 
 
 async def _chunks(
-    manager: ResearchManager, run_id: str, completion_id: str, model: str
+    manager: OwnedRuns, run_id: str, completion_id: str, model: str
 ) -> AsyncIterator[bytes]:
     base = {
         "id": completion_id,

@@ -24,9 +24,10 @@ from orchestrator.api import chat_format as fmt
 from orchestrator.api.openai_research import research_completion
 from orchestrator.api.problems import problem
 from orchestrator.api.ratelimit import enforce
-from orchestrator.api.routes import RuntimeDep
+from orchestrator.api.routes import PrincipalDep, RuntimeDep
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.events import Event, EventSink, ResultCollector
+from orchestrator.policy import SearchOff, research_sources, sources_for
 
 SEARCH_MODEL = "quarry-search"
 RESEARCH_MODEL = "quarry-research"
@@ -110,7 +111,9 @@ class ChunkEncoder:
     def __call__(self, event: Event) -> bytes:
         out = self._first()
         data = event.data
-        if event.type == "answer.delta":
+        if event.type == "answer.sentence":
+            # Checked sentences (corrected citations), not the raw deltas: a streamed
+            # completion cannot take text back.
             text = self._refs.feed(str(data["text"]))
             return out + (self._chunk({"content": text}) if text else b"")
         if event.type == "clarify":
@@ -119,6 +122,8 @@ class ChunkEncoder:
             self._sources = list(data["sources"])
         elif event.type == "answer.completed":
             self._meta["cited"] = data.get("cited", [])
+            self._meta["sentences"] = data.get("sentences", [])
+            self._meta["support_score"] = data.get("support_score")
             tail = self._refs.flush() + fmt.footnotes(self._sources)
             out += self._chunk({"content": tail}) if tail else b""
         elif event.type == "run.started":
@@ -140,7 +145,8 @@ def _completion(
 ) -> dict[str, Any]:
     answer = result["clarifying_question"] or result["answer"]
     content = fmt.to_footnote_refs(answer) + fmt.footnotes(result["sources"])
-    meta = {k: result[k] for k in ("run_id", "status", "cited", "warnings")}
+    keys = ("run_id", "status", "cited", "warnings", "sentences", "support_score")
+    meta = {k: result.get(k) for k in keys}
     return {
         "id": completion_id,
         "object": "chat.completion",
@@ -159,8 +165,13 @@ def _completion(
 
 
 @router.post("/chat/completions", response_model=None)
-async def chat_completions(body: ChatRequest, request: Request, runtime: RuntimeDep) -> Response:
-    """Answer the last user message, with the earlier messages as the conversation."""
+async def chat_completions(
+    body: ChatRequest, request: Request, runtime: RuntimeDep, who: PrincipalDep
+) -> Response:
+    """Answer the last user message, with the earlier messages as the conversation.
+
+    Quick search keeps no session (the client sends the conversation each time); a research
+    run is the caller's, like one started with POST /v1/research."""
     notice = await enforce(request, "questions")
     if body.model not in MODELS:
         names = ", ".join(MODELS)
@@ -180,15 +191,18 @@ async def chat_completions(body: ChatRequest, request: Request, runtime: Runtime
         return _openai_problem(400, detail, "question_too_long", "invalid_request_error")
     if body.model == RESEARCH_MODEL and research is not None:
         await enforce(request, "research")
-        sources = list(runtime.deps.settings.default_sources())
+        try:
+            sources = list(research_sources(None, runtime.deps.settings))
+        except SearchOff as err:
+            return _openai_problem(422, err.detail, err.code, "invalid_request_error")
         return await research_completion(
-            research, body.model, question, sources, stream=body.stream
+            research.for_(who), body.model, question, sources, stream=body.stream
         )
     history = fmt.history_from_messages(texts[:-1])
     run_id = uuid.uuid4().hex
     completion_id = f"chatcmpl-{run_id}"
     settings = runtime.deps.settings
-    options = RunOptions(sources=settings.default_sources())
+    options = RunOptions(sources=sources_for(None, settings))
 
     async def run(sink: EventSink) -> None:
         if notice is not None:

@@ -24,11 +24,13 @@ _TITLES = {
     404: "Not found",
     405: "Method not allowed",
     406: "Not acceptable",
+    408: "Request timeout",
     413: "Request body too large",
     409: "Conflict",
     415: "Unsupported media type",
     422: "Invalid request",
     429: "Too many requests",
+    431: "Request head too large",
     500: "Internal error",
     503: "Service unavailable",
 }

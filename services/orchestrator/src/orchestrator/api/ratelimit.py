@@ -5,11 +5,20 @@ family has its own limits (``ORCHESTRATOR_RATE_QUESTIONS`` …). Routes call
 ``await enforce(request, "questions")``: over the limit it raises ``RateLimited`` (429 with
 ``Retry-After``); near it, it returns a notice the route puts into the run's stream as a
 ``rate_limit_near`` warning.
+
+``auto`` (the default) picks a profile. Without API tokens the API answers one person: the
+server only binds loopback then, unless ORCHESTRATOR_INSECURE_NO_AUTH says something else keeps
+strangers out, and all of that person's clients (the web UI, an Open WebUI connection, the CLI,
+scripts) share one address and so one budget: ``PERSONAL`` is sized so that they never meet it
+in normal use and only a runaway loop does. With tokens the API is shared or exposed: each
+token gets ``SHARED``, a budget for one client of one person, tight enough that a leaked token
+cannot keep the LLM and the search engines busy for long.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -28,6 +37,8 @@ from orchestrator.errors import ApiProblem
 #: runs, indexing = /v1/corpus/refresh.
 Family = Literal["questions", "research", "indexing"]
 NEAR_CODE = "rate_limit_near"
+
+logger = logging.getLogger(__name__)
 
 
 class RateLimited(ApiProblem):
@@ -50,6 +61,38 @@ class Notice:
     message: str
 
 
+#: ``auto`` without API tokens: one person's clients on one address. A person asks a question
+#: every few seconds at most; Open WebUI adds up to three completions per message (title, tags,
+#: follow-ups, unless it has a separate task model); a script asking in a loop gets through
+#: about one question per LLM round trip, 2-4 at a time (LLM_MAX_INFLIGHT). 120 a minute is
+#: above what one machine's LLM answers, so only a client looping on instant failures or
+#: small talk reaches it. Research runs are bounded by ORCHESTRATOR_RESEARCH_MAX_INFLIGHT (2);
+#: indexing requests queue behind the running refresh (a file watcher may send many).
+PERSONAL: dict[Family, str] = {
+    "questions": "120/minute",
+    "research": "20/minute",
+    "indexing": "60/minute",
+}
+#: ``auto`` with API tokens: per token, i.e. per client when each client has its own token
+#: (ORCHESTRATOR_API_TOKENS takes several). Also docs/limits.md's recommended values.
+SHARED: dict[Family, str] = {
+    "questions": "30/minute;500/day",
+    "research": "3/minute;30/day",
+    "indexing": "6/minute;100/day",
+}
+
+
+def resolve(settings: Settings, *, tokens: bool) -> dict[Family, str]:
+    """The limits each family gets: the settings, with ``auto`` replaced by its profile."""
+    profile = SHARED if tokens else PERSONAL
+    given: dict[Family, str] = {
+        "questions": settings.rate_questions,
+        "research": settings.rate_research,
+        "indexing": settings.rate_indexing,
+    }
+    return {f: profile[f] if v.lower() == "auto" else v for f, v in given.items()}
+
+
 def _limits(value: str) -> tuple[RateLimitItem, ...]:
     return () if value.lower() == "off" else tuple(parse_many(value))
 
@@ -57,12 +100,15 @@ def _limits(value: str) -> tuple[RateLimitItem, ...]:
 class RateLimiter:
     """Moving-window limits in memory (one process: the orchestrator is not replicated)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, tokens: bool) -> None:
+        """Limits from ``settings``; ``tokens``: the API has bearer tokens (see ``auto``)."""
+        self.limits = resolve(settings, tokens=tokens)
         self._families: dict[str, tuple[RateLimitItem, ...]] = {
-            "questions": _limits(settings.rate_questions),
-            "research": _limits(settings.rate_research),
-            "indexing": _limits(settings.rate_indexing),
+            family: _limits(value) for family, value in self.limits.items()
         }
+        logger.info(
+            "rate limits per client", extra={f"rate_{f}": v for f, v in self.limits.items()}
+        )
         self._warn_at = settings.rate_warn_at
         self._storage = MemoryStorage()
         self._limiter = MovingWindowRateLimiter(self._storage)

@@ -1,8 +1,11 @@
 """HTTP routes of deep research: /v1/research (start, list, show, follow, continue, resume,
-cancel, export). The runs live in the ResearchManager, opened with the app (`open_research`)."""
+cancel, export). The runs live in the ResearchManager, opened with the app (`open_research`);
+the routes see them only through ``OwnedRuns`` bound to the caller, so another principal's run
+is a 404 like a run that never existed."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -11,16 +14,18 @@ from typing import Annotated, Any, cast
 from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from orchestrator.api.models import Problem
+from orchestrator.api.models import MAX_EVENT_ID, MAX_OFFSET, MAX_PAGE, Problem
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.research_models import ContinueRequest, EmptyRequest, ResearchRequest
-from orchestrator.api.routes import negotiate
+from orchestrator.api.routes import OwnerParam, PrincipalDep, negotiate
 from orchestrator.api.runtime import Runtime
 from orchestrator.config import Settings
 from orchestrator.errors import ApiProblem, NotAcceptable, ResearchUnavailable
+from orchestrator.policy import research_sources
 from orchestrator.research.context import ResearchLLM
 from orchestrator.research.events import sse
 from orchestrator.research.manager import ResearchManager
+from orchestrator.research.owned import OwnedRuns
 from orchestrator.research.views import report_markdown, summary, view
 from orchestrator.store.sqlite import SqliteStore
 
@@ -42,8 +47,13 @@ async def open_research(
     if not (hasattr(brain, "structured") and hasattr(brain, "stream")):
         yield None
         return
+    # Research calls go in the research lane (orchestrator/lanes.py): its judge calls too, so
+    # its Deps carry the research brain.
+    for_research = getattr(brain, "for_research", None)
+    brain = for_research() if callable(for_research) else brain
+    deps = dataclasses.replace(runtime.deps, brain=brain)
     store = await SqliteStore.open(settings.data_dir)
-    manager = ResearchManager(store, runtime.deps, cast(ResearchLLM, brain), runtime.sessions)
+    manager = ResearchManager(store, deps, cast(ResearchLLM, brain), runtime.sessions)
     try:
         await manager.start()
         yield manager
@@ -54,19 +64,19 @@ async def open_research(
             await store.close()
 
 
-def get_manager(request: Request) -> ResearchManager:
-    """The app's research manager.
+def get_manager(request: Request, who: PrincipalDep) -> OwnedRuns:
+    """The app's research runs as the caller sees them.
 
     Raises:
-        ResearchUnavailable: the app has none.
+        ResearchUnavailable: the app has no research manager.
     """
     manager: ResearchManager | None = getattr(request.app.state, "research", None)
     if manager is None:
         raise ResearchUnavailable("Deep research is not available on this server.")
-    return manager
+    return manager.for_(who)
 
 
-ManagerDep = Annotated[ResearchManager, Depends(get_manager)]
+ManagerDep = Annotated[OwnedRuns, Depends(get_manager)]
 RunId = Annotated[str, Path(pattern=RUN_ID_PATTERN)]
 
 router = APIRouter(prefix="/v1/research", tags=["research"])
@@ -82,9 +92,14 @@ def _after(header: str | None, query: int | None) -> int:
     if header is None or not header.strip():
         return -1
     try:
-        return max(int(header.strip()), -1)
+        after = int(header.strip())
     except ValueError:
-        raise BadLastEventId("Last-Event-ID must be an event's id (a whole number).") from None
+        after = MAX_EVENT_ID + 1
+    if after > MAX_EVENT_ID:
+        raise BadLastEventId(
+            f"Last-Event-ID must be an event's id (a whole number up to {MAX_EVENT_ID})."
+        )
+    return max(after, -1)
 
 
 @router.post("", status_code=202, responses=_PROBLEMS)
@@ -92,11 +107,8 @@ async def start(body: ResearchRequest, request: Request, manager: ManagerDep) ->
     """Start a research run; follow it at ``events_url``."""
     await enforce(request, "research")  # per-client rate (429) before the in-flight cap (429)
     runtime: Runtime = request.app.state.runtime
-    asked: list[str] = list(body.options.sources or [])
-    sources = asked or list(runtime.deps.settings.default_sources())
-    record = await manager.create(
-        body.query, body.mode, body.session_id, list(dict.fromkeys(sources))
-    )
+    sources = research_sources(body.options.sources, runtime.deps.settings)  # 422 when none
+    record = await manager.create(body.query, body.mode, body.session_id, sources)
     return {
         "research_id": record.id,
         "status": record.status,
@@ -107,11 +119,12 @@ async def start(body: ResearchRequest, request: Request, manager: ManagerDep) ->
 @router.get("", responses=_PROBLEMS)
 async def list_runs(
     manager: ManagerDep,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    owner: OwnerParam = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> dict[str, Any]:
-    """Research runs, newest first."""
-    records, total = await manager.list_runs(limit, offset)
+    """The caller's research runs, newest first (an admin: ``owner``'s, or ``*`` for all)."""
+    records, total = await manager.list_runs(limit, offset, owner)
     return {"runs": [summary(r) for r in records], "total": total, "limit": limit, "offset": offset}
 
 
@@ -132,7 +145,7 @@ async def events(
     manager: ManagerDep,
     accept: Annotated[str | None, Header()] = None,
     last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-    last_event_id: Annotated[int | None, Query(ge=-1)] = None,
+    last_event_id: Annotated[int | None, Query(ge=-1, le=MAX_EVENT_ID)] = None,
 ) -> StreamingResponse:
     """The run's events as SSE, after ``Last-Event-ID``; a heartbeat comment when idle."""
     if negotiate(accept) != "sse":

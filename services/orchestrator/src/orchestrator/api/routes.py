@@ -1,4 +1,8 @@
-"""HTTP routes of API v1: search (SSE / NDJSON / JSON) and sessions."""
+"""HTTP routes of API v1: search (SSE / NDJSON / JSON) and sessions.
+
+Sessions are the caller's own (orchestrator/principals.py): addressed by owner and id, so
+another principal's session is "not found". An admin names an owner with ``?owner=``.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ from fastapi.responses import JSONResponse, Response
 from orchestrator.agent.loop import RunOutcome, run_question
 from orchestrator.agent.state import RunOptions
 from orchestrator.api.models import (
+    MAX_OFFSET,
+    MAX_PAGE,
     SESSION_ID_PATTERN,
     Problem,
     SearchOptions,
@@ -24,9 +30,12 @@ from orchestrator.api.models import (
 )
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.runtime import Runtime
+from orchestrator.api.security import principal_of
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.errors import InvalidEdit, NotAcceptable, SessionNotFound
 from orchestrator.events import Event, EventSink, ResultCollector
+from orchestrator.policy import sources_for
+from orchestrator.principals import NotVisible, Principal, acting_owner, listed_owner
 from orchestrator.sessions import Turn
 
 logger = logging.getLogger(__name__)
@@ -52,8 +61,23 @@ def get_runtime(request: Request) -> Runtime:
     return runtime
 
 
+def get_principal(request: Request) -> Principal:
+    """Who is calling (recorded by the token check)."""
+    return principal_of(request.state)
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
 SessionId = Annotated[str, Path(pattern=SESSION_ID_PATTERN)]
+#: ``?owner=``: whose data an admin means (``*``: everyone's, in lists); others may omit it.
+OwnerParam = Annotated[str | None, Query(min_length=1, max_length=100)]
+
+
+def _owner(who: Principal, asked: str | None, session_id: str) -> str:
+    try:
+        return acting_owner(who, asked)
+    except NotVisible:
+        raise SessionNotFound(f"No session {session_id!r} (it may have expired).") from None
 
 
 def negotiate(accept: str | None) -> Format:
@@ -77,18 +101,18 @@ router = APIRouter(prefix="/v1", tags=["v1"])
 
 
 def run_options(runtime: Runtime, opts: SearchOptions) -> RunOptions:
-    """A request's options over the server's defaults."""
+    """A request's options over the server's defaults.
+
+    Raises:
+        SearchOff: the request asked only for sources that are off (422, before anything runs).
+    """
     return RunOptions(
         max_rounds=opts.max_rounds,
         prefetch=opts.prefetch,
         categories=opts.categories,
         language=opts.language,
         time_range=opts.time_range,
-        sources=(
-            runtime.deps.settings.allowed_sources(opts.sources)
-            if opts.sources
-            else runtime.deps.settings.default_sources()
-        ),
+        sources=sources_for(opts.sources, runtime.deps.settings),
         allow_unsourced=opts.allow_unsourced,
         search_cache=opts.search_cache,
         mode=opts.mode,
@@ -104,14 +128,30 @@ async def answer_in_session(
     session_id: str,
     options: RunOptions,
     run_id: str,
+    owner: str,
     edit: int | None = None,
+    keep_turn: bool = True,
 ) -> RunOutcome:
-    """Run one question in a conversation (created on first use); keep the turn unless it failed.
+    """Run one question in ``owner``'s conversation (created on first use); keep the turn unless
+    it failed.
 
     ``edit`` (0-based) re-asks that turn: the run sees only the turns before it, and the new
-    turn replaces it and every turn after it.
+    turn replaces it and every turn after it. ``keep_turn`` False (MCP's one-off tool calls):
+    no conversation is read or left behind.
     """
-    async with runtime.sessions.use(session_id) as session:
+    if not keep_turn:
+        outcome = await run_question(
+            runtime.deps,
+            sink,
+            question=query,
+            history=[],
+            options=options,
+            run_id=run_id,
+            session_id="",
+        )
+        logger.info("run finished", extra={"run_id": run_id, "status": outcome.status})
+        return outcome
+    async with runtime.sessions.use(owner, session_id) as session:
         keep = len(session.turns) if edit is None else min(edit, len(session.turns))
         outcome = await run_question(
             runtime.deps,
@@ -145,6 +185,7 @@ async def search(
     body: SearchRequest,
     request: Request,
     runtime: RuntimeDep,
+    who: PrincipalDep,
     accept: Annotated[str | None, Header()] = None,
 ) -> Response:
     """Answer a question: plan, search, read, judge, and stream a cited answer."""
@@ -154,7 +195,7 @@ async def search(
     run_id = uuid.uuid4().hex
     options = run_options(runtime, body.options)
 
-    edit = await _edit_index(runtime, body)
+    edit = await _edit_index(runtime, body, who.id)
 
     async def run(sink: EventSink) -> None:
         if notice is not None:
@@ -166,6 +207,7 @@ async def search(
             session_id=session_id,
             options=options,
             run_id=run_id,
+            owner=who.id,
             edit=edit,
         )
 
@@ -180,7 +222,7 @@ async def search(
     return JSONResponse(collector.result)
 
 
-async def _edit_index(runtime: Runtime, body: SearchRequest) -> int | None:
+async def _edit_index(runtime: Runtime, body: SearchRequest, owner: str) -> int | None:
     """The 0-based index of the turn ``edit_turn`` re-asks (checked before the run starts).
 
     Raises:
@@ -190,7 +232,7 @@ async def _edit_index(runtime: Runtime, body: SearchRequest) -> int | None:
         return None
     if body.session_id is None:
         raise InvalidEdit("edit_turn needs the session_id of the conversation to edit.")
-    session = await runtime.sessions.get(body.session_id)
+    session = await runtime.sessions.get(owner, body.session_id)
     count = len(session.turns) if session is not None else 0
     if body.edit_turn > count:
         raise InvalidEdit(
@@ -202,18 +244,27 @@ async def _edit_index(runtime: Runtime, body: SearchRequest) -> int | None:
 @router.get("/sessions", response_model=SessionPage, responses=_PROBLEMS)
 async def list_sessions(
     runtime: RuntimeDep,
-    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    who: PrincipalDep,
+    owner: OwnerParam = None,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
 ) -> dict[str, Any]:
-    """Conversations, newest first: title (the first question, or the rename) and type."""
-    sessions, total = await runtime.sessions.page(offset, limit)
+    """The caller's conversations, newest first: title (the first question, or the rename) and
+    type. An admin may ask for ``owner``'s, or ``*`` for everyone's."""
+    try:
+        shown = listed_owner(who, owner)
+    except NotVisible:
+        raise SessionNotFound(f"No sessions of owner {owner!r}.") from None
+    sessions, total = await runtime.sessions.page(shown, offset, limit)
     return {"sessions": sessions, "total": total, "offset": offset, "limit": limit}
 
 
 @router.get("/sessions/{session_id}", response_model=SessionView, responses=_PROBLEMS)
-async def get_session(session_id: SessionId, runtime: RuntimeDep) -> dict[str, Any]:
+async def get_session(
+    session_id: SessionId, runtime: RuntimeDep, who: PrincipalDep, owner: OwnerParam = None
+) -> dict[str, Any]:
     """A conversation: its questions, answers and sources."""
-    session = await runtime.sessions.get(session_id)
+    session = await runtime.sessions.get(_owner(who, owner, session_id), session_id)
     if session is None:
         raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
     return session.to_json()
@@ -221,18 +272,25 @@ async def get_session(session_id: SessionId, runtime: RuntimeDep) -> dict[str, A
 
 @router.patch("/sessions/{session_id}", response_model=SessionView, responses=_PROBLEMS)
 async def rename_session(
-    session_id: SessionId, body: SessionPatch, runtime: RuntimeDep
+    session_id: SessionId,
+    body: SessionPatch,
+    runtime: RuntimeDep,
+    who: PrincipalDep,
+    owner: OwnerParam = None,
 ) -> dict[str, Any]:
     """Rename a conversation."""
-    session = await runtime.sessions.rename(session_id, body.title.strip() or body.title)
+    title = body.title.strip() or body.title
+    session = await runtime.sessions.rename(_owner(who, owner, session_id), session_id, title)
     if session is None:
         raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
     return session.to_json()
 
 
 @router.delete("/sessions/{session_id}", status_code=204, responses=_PROBLEMS)
-async def delete_session(session_id: SessionId, runtime: RuntimeDep) -> Response:
+async def delete_session(
+    session_id: SessionId, runtime: RuntimeDep, who: PrincipalDep, owner: OwnerParam = None
+) -> Response:
     """Forget a conversation."""
-    if not await runtime.sessions.delete(session_id):
+    if not await runtime.sessions.delete(_owner(who, owner, session_id), session_id):
         raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
     return Response(status_code=204)

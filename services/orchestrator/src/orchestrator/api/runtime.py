@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import grpc
 import httpx
 
+from orchestrator.agent import smalltalk
 from orchestrator.agent.brain import LLMBrain
 from orchestrator.agent.state import Deps
 from orchestrator.clients import calls
@@ -22,8 +23,10 @@ from orchestrator.clients.searxng import SearxngClient
 from orchestrator.config import Settings
 from orchestrator.corpus.indexer import Indexer
 from orchestrator.corpus.service import CorpusService
+from orchestrator.lanes import LlmLanes
 from orchestrator.llm.factory import build_llm
 from orchestrator.llm.ready import ReadyGate
+from orchestrator.offline import NoWebReader, NoWebSearcher
 from orchestrator.search.brave import BraveClient
 from orchestrator.search.cache import SearchCache
 from orchestrator.search.ratelimit import BackendRates
@@ -96,6 +99,7 @@ def session_store(settings: Settings, db: SessionDB | None = None) -> SessionSto
         ttl_s=settings.session_ttl_s,
         max_chars=settings.session_max_chars,
         max_sessions=settings.max_sessions,
+        max_total_chars=settings.session_cache_chars,
         db=db,
     )
 
@@ -177,6 +181,8 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         ranker_ch = calls.channel(settings.ranker_addr, _CHANNEL_OPTIONS)
         index_ch = calls.channel(settings.index_addr, _CHANNEL_OPTIONS)
         background: asyncio.Task[None] | None = None
+        # The small-talk classifier loads its embedder in a thread (~1-3 s), not on question 1.
+        warming = asyncio.create_task(smalltalk.preload())
         service: CorpusService | None = None
         db = await SqliteSessionDB.open(settings.data_dir) if settings.data_dir else None
         try:
@@ -188,13 +194,16 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             ranker = RankerClient(ranker_ch, limit=asyncio.Semaphore(settings.ranker_max_inflight))
             corpus = CorpusClient(index_ch, limit=asyncio.Semaphore(settings.index_max_inflight))
             llm = build_llm(settings, http)
-            searcher = search_service(settings, http)
+            # Web search off: no search client and no page reads exist to be reached by mistake.
+            web_on = settings.web_search == "on"
+            searcher = search_service(settings, http) if web_on else None
             gate = ReadyGate(lambda t: llm.ping(timeout=t))
+            lanes = LlmLanes(settings.llm_max_inflight, settings.llm_research_inflight)
             deps = Deps(
                 settings=settings,
-                brain=LLMBrain(llm, settings, asyncio.Semaphore(settings.llm_max_inflight)),
-                searcher=searcher,
-                reader=reader,
+                brain=LLMBrain(llm, settings, lanes),
+                searcher=searcher if searcher is not None else NoWebSearcher(),
+                reader=reader if web_on else NoWebReader(),
                 ranker=ranker,
                 corpus=corpus,
                 llm_gate=gate,
@@ -205,7 +214,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 "index": lambda t: corpus.ping(timeout=t),
             }
             web = settings.searxng_url or "web" in settings.default_sources()
-            if settings.web_search == "on" and web:
+            if searcher is not None and web:
                 # Offline (web search off, or `make run` with only local documents) nothing
                 # needs a search backend.
                 probes.update(search_probes(searcher))
@@ -218,6 +227,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             sessions = session_store(settings, db)
             yield Runtime(deps, sessions, probes, service, channels, searcher)
         finally:
+            warming.cancel()  # a load still running finishes in its thread, unawaited
             if background is not None:
                 background.cancel()
                 await asyncio.wait([background])

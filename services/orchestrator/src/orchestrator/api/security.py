@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import ipaddress
 import logging
+from collections.abc import Sequence
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 
@@ -25,6 +26,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from orchestrator.api.problems import PROBLEM_JSON, problem_body
 from orchestrator.config import Settings, is_loopback
+from orchestrator.errors import ApiProblem
+from orchestrator.principals import (
+    LOCAL,
+    Credential,
+    Principal,
+    PrincipalError,
+    consistent,
+    from_file_line,
+    from_setting,
+    unnamed_id,
+)
 from orchestrator.web.routes import is_public_path
 
 logger = logging.getLogger(__name__)
@@ -35,6 +47,8 @@ TOKEN_COOKIE = "quarry_token"  # noqa: S105 (a cookie name, not a secret)
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 #: Where the caller's identity for rate limits is kept (``request.state.quarry_client``).
 CLIENT_KEY = "quarry_client"
+#: Where the caller's principal is kept (``request.state.quarry_principal``): see principal_of.
+PRINCIPAL_KEY = "quarry_principal"
 # A token shorter than this is guessable; refuse to start with it.
 MIN_TOKEN_CHARS = 16
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
@@ -45,33 +59,44 @@ class ConfigError(Exception):
     """A security setting that stops the service at start (one line, exit 2)."""
 
 
-def load_tokens(settings: Settings) -> tuple[str, ...]:
-    """The bearer tokens from ``ORCHESTRATOR_API_TOKENS`` and ``ORCHESTRATOR_API_TOKEN_FILE``.
+def load_tokens(settings: Settings) -> tuple[Credential, ...]:
+    """The bearer tokens and their principals, from ``ORCHESTRATOR_API_TOKENS``,
+    ``ORCHESTRATOR_ADMIN_TOKENS`` and ``ORCHESTRATOR_API_TOKEN_FILE`` (see orchestrator.principals).
 
-    The file holds one token per line; blank lines and ``#`` comments are ignored.
+    The settings take ``token`` or ``name:token`` entries; the file holds one ``token``,
+    ``name token`` or ``name role token`` per line; blank lines and ``#`` comments are ignored.
 
     Raises:
-        ConfigError: the file cannot be read or holds no token, or a token is too short.
+        ConfigError: the file cannot be read or holds no token, a token is too short, or the
+            principals are inconsistent (one token for two names, one name with two roles).
     """
-    tokens = [t.strip() for t in settings.api_tokens.split(",") if t.strip()]
-    if settings.api_token_file:
-        try:
-            text = Path(settings.api_token_file).read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise ConfigError(
-                f"ORCHESTRATOR_API_TOKEN_FILE: cannot read {settings.api_token_file} ({err})"
-            ) from None
-        from_file = [ln.strip() for ln in text.splitlines()]
-        from_file = [t for t in from_file if t and not t.startswith("#")]
-        if not from_file:
-            raise ConfigError(f"ORCHESTRATOR_API_TOKEN_FILE: {settings.api_token_file} is empty")
-        tokens += from_file
-    if any(len(t) < MIN_TOKEN_CHARS for t in tokens):
+    try:
+        found = from_setting(settings.api_tokens, "user")
+        found += from_setting(settings.admin_tokens, "admin")
+        if settings.api_token_file:
+            found += _from_file(settings.api_token_file)
+        credentials = consistent(found)
+    except PrincipalError as err:
+        raise ConfigError(str(err)) from None
+    if any(len(c.token) < MIN_TOKEN_CHARS for c in credentials):
         raise ConfigError(f"every API token must have at least {MIN_TOKEN_CHARS} characters")
-    return tuple(dict.fromkeys(tokens))
+    return credentials
 
 
-def check_bind(settings: Settings, tokens: tuple[str, ...]) -> None:
+def _from_file(path: str) -> list[Credential]:
+    try:
+        text = Path(path).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"ORCHESTRATOR_API_TOKEN_FILE: cannot read {path} ({err})") from None
+    lines = enumerate(text.splitlines(), 1)
+    found = [from_file_line(line, f"ORCHESTRATOR_API_TOKEN_FILE line {n}") for n, line in lines]
+    credentials = [c for c in found if c is not None]
+    if not credentials:
+        raise ConfigError(f"ORCHESTRATOR_API_TOKEN_FILE: {path} is empty")
+    return credentials
+
+
+def check_bind(settings: Settings, tokens: Sequence[object]) -> None:
     """Refuse a non-loopback bind without tokens: anyone on the network could use the API.
 
     Raises:
@@ -156,20 +181,66 @@ class HostGuard:
         await self._check(scope, receive, refuse)
 
 
-class TokenAuth:
-    """Bearer-token check for every path but the health probes (no-op without tokens)."""
+def is_preflight(scope: Scope) -> bool:
+    """A CORS preflight: OPTIONS with an Origin and Access-Control-Request-Method."""
+    if scope["type"] != "http" or scope.get("method") != "OPTIONS":
+        return False
+    headers = Headers(scope=scope)
+    return "origin" in headers and "access-control-request-method" in headers
 
-    def __init__(self, app: ASGIApp, *, tokens: tuple[str, ...]) -> None:
+
+class PreflightGuard:
+    """Every refused CORS preflight is a 400 problem: from an origin not allowed (also when no
+    origin is, where no CORS middleware runs and the preflight met the token check's 401 or the
+    router's 405), or for a method or header the CORS middleware refuses (its plain text)."""
+
+    def __init__(self, app: ASGIApp, *, origins: list[str]) -> None:
+        self.app = app
+        self._origins = frozenset(origins)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not is_preflight(scope):
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        if "*" not in self._origins and Headers(scope=scope)["origin"] not in self._origins:
+            detail = "Cross-origin requests from this origin are not allowed (CORS)."
+            await _send_problem(send, 400, detail, path, [])
+            return
+        refused = False
+
+        async def as_problem(message: Message) -> None:
+            # CORSMiddleware answers a disallowed method or header with a plain-text 400.
+            nonlocal refused
+            if message["type"] == "http.response.start" and message["status"] == 400:
+                refused = True
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() == b"vary"]
+                detail = "The preflight asks for a method or header this API does not allow."
+                await _send_problem(send, 400, detail, path, headers)
+            elif not refused:
+                await send(message)
+
+        await self.app(scope, receive, as_problem)
+
+
+class TokenAuth:
+    """Bearer-token check for every path but the health probes; it also records the caller's
+    principal (everyone is the local admin when no token is configured)."""
+
+    def __init__(self, app: ASGIApp, *, tokens: Sequence[str | Credential]) -> None:
         self.app = app
         # Compared as digests: equal lengths, so compare_digest's time says nothing of length.
-        self._digests = [hashlib.sha256(t.encode()).digest() for t in tokens]
+        self._known = [
+            (hashlib.sha256(c.token.encode()).digest(), c.principal)
+            for c in map(_credential, tokens)
+        ]
 
-    def _match(self, token: str) -> bytes | None:
+    def _match(self, token: str) -> tuple[bytes, Principal] | None:
         digest = hashlib.sha256(token.encode()).digest()
         found = None
-        for known in self._digests:  # no early exit: every token is compared every time
+        for known, principal in self._known:  # no early exit: every token is compared each time
             if hmac.compare_digest(digest, known):
-                found = known
+                found = (known, principal)
         return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -178,17 +249,22 @@ class TokenAuth:
             return
         state = scope.setdefault("state", {})
         path = scope.get("path", "")
-        if not self._digests or path in OPEN_PATHS or is_public_path(path):
+        if not self._known:
+            state[PRINCIPAL_KEY] = LOCAL
+            await self.app(scope, receive, send)
+            return
+        if path in OPEN_PATHS or is_public_path(path):
             await self.app(scope, receive, send)
             return
         token = presented_token(Headers(scope=scope))
-        known = self._match(token) if token else None
-        if known is None:
+        match = self._match(token) if token else None
+        if match is None:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
                 return
             await self._refuse(send, scope.get("path", ""), bool(token))
             return
+        known, state[PRINCIPAL_KEY] = match
         # Rate limits count per token; a short digest prefix names it without revealing it.
         state[CLIENT_KEY] = "token:" + known.hex()[:16]
         await self.app(scope, receive, send)
@@ -233,11 +309,11 @@ def presented_token(headers: Headers) -> str:
     return morsel.value if morsel is not None else ""
 
 
-def install_security(app: FastAPI, settings: Settings, tokens: tuple[str, ...]) -> None:
+def install_security(app: FastAPI, settings: Settings, tokens: Sequence[str | Credential]) -> None:
     """Add the auth, CORS and Host middlewares (call after the app's other middlewares).
 
     Starlette runs the last added outermost: Host first (a rebinding request learns nothing),
-    then CORS (a preflight carries no token), then the token check.
+    then the preflight guard and CORS (a preflight carries no token), then the token check.
     """
     app.add_middleware(TokenAuth, tokens=tokens)
     origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
@@ -249,4 +325,32 @@ def install_security(app: FastAPI, settings: Settings, tokens: tuple[str, ...]) 
             allow_headers=["Authorization", "Content-Type", "Accept"],
             max_age=600,
         )
+    app.add_middleware(PreflightGuard, origins=origins)
     app.add_middleware(HostGuard, hosts=allowed_hosts(settings))
+
+
+def _credential(token: str | Credential) -> Credential:
+    # A bare token (tests, callers from before principals) is an unnamed user, as in the settings.
+    if isinstance(token, Credential):
+        return token
+    return Credential(token, Principal(unnamed_id(token)))
+
+
+class NotAuthenticated(ApiProblem):
+    """A data route reached without a principal (it never passed the token check)."""
+
+    status = 401
+    title = "Unauthorized"
+
+
+def principal_of(scope_state: object) -> Principal:
+    """The principal the token check recorded for this request (``request.state``).
+
+    Raises:
+        NotAuthenticated: none was recorded: the request did not pass the token check, so it
+            may see nothing (fail closed rather than fall back to a default owner).
+    """
+    found = getattr(scope_state, PRINCIPAL_KEY, None)
+    if not isinstance(found, Principal):
+        raise NotAuthenticated("This request carries no identity; send a bearer token.")
+    return found

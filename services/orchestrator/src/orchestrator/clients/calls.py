@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,6 +36,31 @@ class CancelOnCancel(grpc.aio.UnaryUnaryClientInterceptor):
         return call
 
 
+#: Target schemes whose resolver can return several addresses (a Kubernetes headless Service
+#: answers with one A record per ready pod; ``ipv4:a:1,b:2`` lists them by hand).
+SPREAD_SCHEMES = ("dns:", "ipv4:", "ipv6:")
+#: gRPC's default policy (pick_first) sends every call to the first address that connects, so a
+#: scaled-out reader or ranker behind a headless Service would see one orchestrator's calls land
+#: on one pod; round_robin keeps a connection to each address and rotates calls over them.
+ROUND_ROBIN = ("grpc.service_config", json.dumps({"loadBalancingConfig": [{"round_robin": {}}]}))
+
+
+def channel_options(address: str, options: Sequence[tuple[str, Any]] = ()) -> list[tuple[str, Any]]:
+    """``options``, plus round_robin when ``address`` names a resolver scheme (``dns:///host:port``)
+    and the caller set no service config of its own."""
+    merged = list(options)
+    spread = address.lower().startswith(SPREAD_SCHEMES)
+    if spread and not any(key == ROUND_ROBIN[0] for key, _ in merged):
+        merged.append(ROUND_ROBIN)
+    return merged
+
+
 def channel(address: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Channel:
-    """An insecure channel to ``address`` whose unary calls end when their caller is cancelled."""
-    return grpc.aio.insecure_channel(address, options=options, interceptors=[CancelOnCancel()])
+    """An insecure channel to ``address`` whose unary calls end when their caller is cancelled.
+
+    ``dns:///reader-headless:50051`` (or ``ipv4:``/``ipv6:`` lists) spreads calls over every
+    address round-robin; a plain ``host:port`` keeps gRPC's default, one connection.
+    """
+    return grpc.aio.insecure_channel(
+        address, options=channel_options(address, options), interceptors=[CancelOnCancel()]
+    )

@@ -156,7 +156,12 @@ class Indexer:
             result.stats = await self._apply(run)
         except (RefreshAborted, CorpusError) as err:
             result.status, result.error = "aborted", str(err)
-            logger.warning("indexing stopped; nothing committed", extra={"root": root})
+            # What a large first run committed before it stopped (staging full) stays in the
+            # index; only what was staged since is dropped.
+            logger.warning(
+                "indexing stopped; changes staged since the last commit are dropped",
+                extra={"root": root},
+            )
         result.duration_ms = round((time.monotonic() - start) * 1000, 1)
         result.finished_at = time.time()
         logger.info(

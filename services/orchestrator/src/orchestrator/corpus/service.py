@@ -33,6 +33,11 @@ def _all_failed(result: RefreshResult) -> bool:
 STATS_TIMEOUT_S = 10.0
 
 
+def _shown(path: str) -> str:
+    """The client's own path, quoted and cut for a message."""
+    return repr(path if len(path) <= 200 else path[:199] + "…")
+
+
 class MalformedPath(ApiProblem):
     """A path no filesystem call can take (a NUL byte)."""
 
@@ -68,6 +73,12 @@ class CorpusUnavailable(ApiProblem):
 
     status = 503
     title = "Corpus unavailable"
+
+
+def _unavailable(err: CorpusError) -> CorpusUnavailable:
+    # The index's own message (its addresses, its files) goes to the log, not to the caller.
+    logger.warning("the index service failed", extra={"code": err.code, "error": str(err)})
+    return CorpusUnavailable(f"The index service failed ({err.code}); the server log has more.")
 
 
 class CorpusService:
@@ -117,20 +128,24 @@ class CorpusService:
         """
         if path and "\x00" in path:
             raise MalformedPath("The path contains a NUL byte.")
+        # Messages name the folder as the client wrote it, never as resolved: the real path
+        # would tell a symlink's target or (for /proc/self/cwd) the server's working directory.
+        asked = _shown(path) if path else "CORPUS_DIR"
         if not path:
             if not self.corpus_dir:
                 raise BadPath("No path given and CORPUS_DIR is not set.")
             path = self.corpus_dir
         if not Path(path).is_absolute():
-            raise BadPath(f"The path must be absolute, got {path!r}.")
+            raise BadPath(f"The path must be absolute, got {asked}.")
         # Compared after resolving symlinks: a link inside CORPUS_DIR must not open /etc.
         folder = os.path.realpath(path)
         if not (self._inside_roots(folder) or self._allow_any_path):
             if not (allow_outside and self._allow_outside):
-                raise PathForbidden(self._forbidden(folder, allow_outside))
+                logger.info("refresh refused: outside the corpus roots", extra={"root": folder})
+                raise PathForbidden(self._forbidden(asked, allow_outside))
             logger.warning("indexing a folder outside the corpus roots", extra={"root": folder})
         if not Path(folder).is_dir():
-            raise PathNotFound(f"{folder} is not a directory on the server.")
+            raise PathNotFound(f"{asked} is not a directory on the server.")
         return folder
 
     def _inside_roots(self, real: str) -> bool:
@@ -141,15 +156,19 @@ class CorpusService:
         return False
 
     def _forbidden(self, folder: str, asked: bool) -> str:
-        roots = ", ".join(self.roots) or "none: CORPUS_DIR is not set"
+        where = (
+            "the corpus roots (GET /v1/corpus lists them)"
+            if self.roots
+            else ("the corpus roots (none: CORPUS_DIR is not set)")
+        )
         if asked:
             return (
-                f"{folder} is outside the corpus roots ({roots}) and this server indexes only "
-                "those (ORCHESTRATOR_CORPUS_ALLOW_OUTSIDE is off); add the folder to "
+                f"{folder} is outside {where} and this server indexes only those "
+                "(ORCHESTRATOR_CORPUS_ALLOW_OUTSIDE is off); add the folder to "
                 "ORCHESTRATOR_CORPUS_ROOTS."
             )
         return (
-            f"{folder} is outside the corpus roots ({roots}); confirm with allow_outside "
+            f"{folder} is outside {where}; confirm with allow_outside "
             "(quarry index --allow-outside) or add it to ORCHESTRATOR_CORPUS_ROOTS."
         )
 
@@ -163,10 +182,10 @@ class CorpusService:
         async with self._lock:
             try:
                 result = await self._indexer.refresh(folder, on_progress)
-            except FolderMissing as err:
-                raise PathNotFound(str(err)) from None
+            except FolderMissing:
+                raise PathNotFound("The folder is no longer a directory on the server.") from None
             except CorpusError as err:
-                raise CorpusUnavailable(f"The index service failed: {err}") from None
+                raise _unavailable(err) from None
             self.last = result
             return result
 
@@ -191,7 +210,7 @@ class CorpusService:
         try:
             docs = await self._corpus.list_documents("", timeout=STATS_TIMEOUT_S)
         except CorpusError as err:
-            raise CorpusUnavailable(f"The index service failed: {err}") from None
+            raise _unavailable(err) from None
         last = self.last
         committed = last.stats if last is not None else None
         return {

@@ -4,9 +4,10 @@ Timeouts, and which exception each one raises:
 
 * the caller's ``timeout`` is its budget: when that runs out first, ``TimeoutError`` propagates
   (the agent loop treats it as "budget exhausted", not as a broken LLM);
-* the configured limits (``LLM_TIMEOUT_S`` per structured call, ``LLM_FIRST_TOKEN_TIMEOUT_S``
-  and ``LLM_IDLE_TIMEOUT_S`` for streams, ``LLM_CONNECT_TIMEOUT_S``) say the server is too slow
-  or stuck: they raise ``LLMError`` naming the URL and the setting.
+* the configured limits say the server is too slow or stuck: ``LLM_FIRST_TOKEN_TIMEOUT_S`` to
+  the first token and ``LLM_IDLE_TIMEOUT_S`` between tokens (every call is streamed, structured
+  ones too), ``LLM_TIMEOUT_S`` for a whole structured call, ``LLM_CONNECT_TIMEOUT_S``; they
+  raise ``LLMTimeout`` (an ``LLMError``) naming the URL and the setting.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -45,7 +46,7 @@ class LLMOptions:
     max_tokens: int = 1024
     connect_timeout_s: float = 5.0
     timeout_s: float = 120.0
-    first_token_timeout_s: float = 120.0
+    first_token_timeout_s: float = 30.0
     idle_timeout_s: float = 60.0
     num_ctx: int = 8192
     keep_alive: str = "10m"
@@ -99,6 +100,39 @@ def as_think(reasoning: Any) -> str:
     return f"<think>{reasoning}</think>" if isinstance(reasoning, str) and reasoning else ""
 
 
+class _Deadlines:
+    """The deadlines of one call: the caller's budget, the server's whole-call limit (structured
+    calls: ``LLM_TIMEOUT_S``) and the current progress deadline (first token, then idle)."""
+
+    def __init__(self, caller_at: float, call_at: float | None = None, call_s: float = 0) -> None:
+        self._caller_at = caller_at
+        self._call_at = call_at
+        self._call_what = f"did not finish within {call_s:g} s (LLM_TIMEOUT_S)"
+        self._progress_at = caller_at
+        self._progress_what = ""
+
+    def progress(self, at: float, what: str) -> None:
+        """The next token is due by ``at`` (``what`` says which limit that is)."""
+        self._progress_at, self._progress_what = at, what
+
+    def _own(self) -> tuple[float, str]:
+        if self._call_at is not None and self._call_at < self._progress_at:
+            return self._call_at, self._call_what
+        return self._progress_at, self._progress_what
+
+    def at(self) -> float:
+        """The earliest deadline."""
+        return min(self._caller_at, self._own()[0])
+
+    def caller_first(self) -> bool:
+        """True when the caller's budget ends first (its TimeoutError is the caller's)."""
+        return self._caller_at <= self._own()[0]
+
+    def what(self) -> str:
+        """The limit that ran out, for the error message."""
+        return self._own()[1]
+
+
 class HttpChatClient:
     """Base of the providers: subclasses describe the wire format, this class moves bytes."""
 
@@ -126,9 +160,6 @@ class HttpChatClient:
     def _stream_body(self, messages: list[Message]) -> dict[str, Any]:
         raise NotImplementedError
 
-    def _whole_text(self, obj: Any, url: str) -> str:
-        raise NotImplementedError
-
     def _parse_line(self, line: str, url: str) -> tuple[str, LineState]:
         """Return (text delta, state) for one stream line; raise LLMError on an error line."""
         raise NotImplementedError
@@ -138,10 +169,18 @@ class HttpChatClient:
     async def complete_json(
         self, messages: list[Message], schema: dict[str, Any], *, timeout: float
     ) -> str:
-        """Return one schema-constrained completion's text, ``<think>`` blocks removed."""
+        """Return one schema-constrained completion's text, ``<think>`` blocks removed.
+
+        Streamed, like answers, so a server that sends nothing is given up on at the first-token
+        deadline rather than at ``LLM_TIMEOUT_S``, which bounds the whole call.
+        """
         self._check_configured()
-        obj = await self._post(self._json_body(messages, schema), timeout=timeout)
-        return strip_think(self._whole_text(obj, self._root + self.chat_path))
+        loop = asyncio.get_running_loop()
+        own = self._opts.timeout_s
+        deadlines = _Deadlines(loop.time() + timeout, loop.time() + own, own)
+        body = self._json_body(messages, schema)
+        text = "".join([delta async for delta in self._deltas(body, deadlines)])
+        return strip_think(text)
 
     async def stream_chat(
         self, messages: list[Message], *, timeout: float, thoughts: bool = False
@@ -152,29 +191,46 @@ class HttpChatClient:
         a separate reasoning field) comes too, as :class:`Thought` deltas.
         """
         self._check_configured()
+        loop = asyncio.get_running_loop()
+        think = ThinkFilter()
+        stream = self._deltas(self._stream_body(messages), _Deadlines(loop.time() + timeout))
+        try:
+            async for text in stream:
+                visible = think.feed(text)
+                thought = think.take_thoughts()
+                if thoughts and thought:
+                    yield Thought(thought)
+                if visible:
+                    yield visible
+        finally:
+            await stream.aclose()
+        tail = think.flush()
+        if tail:
+            yield tail
+
+    async def _deltas(self, body: dict[str, Any], deadlines: _Deadlines) -> AsyncGenerator[str]:
+        """The raw text deltas of one streamed completion (reasoning wrapped in think tags),
+        within the first-token, idle and whole-call deadlines."""
         url = self._root + self.chat_path
         loop = asyncio.get_running_loop()
-        caller_at = loop.time() + timeout
-        own_at = loop.time() + self._opts.first_token_timeout_s
-        what = f"first token within {self._opts.first_token_timeout_s:g} s"
-        request = self._http.build_request(
-            "POST",
-            url,
-            json=self._stream_body(messages),
-            headers=self._headers(),
-            timeout=self._httpx_timeout(),
+        deadlines.progress(
+            loop.time() + self._opts.first_token_timeout_s,
+            f"sent no first token within {self._opts.first_token_timeout_s:g} s "
+            "(LLM_FIRST_TOKEN_TIMEOUT_S)",
         )
-        resp = await self._within(self._http.send(request, stream=True), caller_at, own_at, what)
+        request = self._http.build_request(
+            "POST", url, json=body, headers=self._headers(), timeout=self._httpx_timeout()
+        )
+        resp = await self._within(self._http.send(request, stream=True), deadlines)
         try:
             if resp.status_code >= 400:
-                await self._within(resp.aread(), caller_at, own_at, what)
+                await self._within(resp.aread(), deadlines)
                 raise self._status_error(resp.status_code, resp.text, url)
-            think = ThinkFilter()
             lines = resp.aiter_lines()
             state: LineState = "more"
             while state != "done":
                 try:
-                    line = await self._within(anext(lines), caller_at, own_at, what)
+                    line = await self._within(anext(lines), deadlines)
                 except StopAsyncIteration:
                     if state == "finished":
                         break
@@ -187,17 +243,11 @@ class HttpChatClient:
                 text, state = self._parse_line(line, url)
                 if text:
                     # any token (reasoning included) shows the server is alive
-                    own_at = loop.time() + self._opts.idle_timeout_s
-                    what = f"token for {self._opts.idle_timeout_s:g} s"
-                    visible = think.feed(text)
-                    thought = think.take_thoughts()
-                    if thoughts and thought:
-                        yield Thought(thought)
-                    if visible:
-                        yield visible
-            tail = think.flush()
-            if tail:
-                yield tail
+                    deadlines.progress(
+                        loop.time() + self._opts.idle_timeout_s,
+                        f"sent no token for {self._opts.idle_timeout_s:g} s (LLM_IDLE_TIMEOUT_S)",
+                    )
+                    yield text
         finally:
             await resp.aclose()
 
@@ -232,39 +282,16 @@ class HttpChatClient:
         connect = self._opts.connect_timeout_s
         return httpx.Timeout(None, connect=connect, pool=connect)
 
-    async def _post(self, body: dict[str, Any], *, timeout: float) -> Any:
-        url = self._root + self.chat_path
-        own = self._opts.timeout_s
-        try:
-            async with asyncio.timeout(min(timeout, own)):
-                resp = await self._http.post(
-                    url, json=body, headers=self._headers(), timeout=self._httpx_timeout()
-                )
-        except TimeoutError:
-            if timeout < own:
-                raise
-            raise LLMTimeout(
-                f"the LLM at {url} did not answer within {own:g} s (LLM_TIMEOUT_S)", self.base_url
-            ) from None
-        except httpx.HTTPError as exc:
-            raise self._transport_error(exc, url) from exc
-        if resp.status_code >= 400:
-            raise self._status_error(resp.status_code, resp.text, url)
-        try:
-            return resp.json()
-        except ValueError:
-            raise LLMError(f"the LLM at {url} answered with invalid JSON", self.base_url) from None
-
-    async def _within(self, aw: Awaitable[T], caller_at: float, own_at: float, what: str) -> T:
-        """Await ``aw`` until the earlier deadline; map httpx errors to LLMError."""
+    async def _within(self, aw: Awaitable[T], deadlines: _Deadlines) -> T:
+        """Await ``aw`` until the earliest deadline; map httpx errors to LLMError."""
         url = self._root + self.chat_path
         try:
-            async with asyncio.timeout_at(min(caller_at, own_at)):
+            async with asyncio.timeout_at(deadlines.at()):
                 return await aw
         except TimeoutError:
-            if caller_at <= own_at:
+            if deadlines.caller_first():
                 raise
-            raise LLMTimeout(f"the LLM at {url} sent no {what}", self.base_url) from None
+            raise LLMTimeout(f"the LLM at {url} {deadlines.what()}", self.base_url) from None
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url) from exc
 

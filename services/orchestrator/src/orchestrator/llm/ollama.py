@@ -33,7 +33,7 @@ class OllamaClient(HttpChatClient):
         }
 
     def _json_body(self, messages: list[Message], schema: dict[str, Any]) -> dict[str, Any]:
-        body = self._body(messages, stream=False)
+        body = self._body(messages, stream=True)
         body["format"] = schema  # grammar-constrained output (Ollama >= 0.5)
         # greedy decoding for decisions, as measured in shared/notes/embedded-llm.md §4
         body["options"] |= {"temperature": 0.0, "num_predict": STRUCTURED_MAX_TOKENS}
@@ -41,14 +41,6 @@ class OllamaClient(HttpChatClient):
 
     def _stream_body(self, messages: list[Message]) -> dict[str, Any]:
         return self._body(messages, stream=True)
-
-    def _whole_text(self, obj: Any, url: str) -> str:
-        if isinstance(obj, dict) and obj.get("error"):
-            raise LLMError(f"the LLM at {url} reported an error: {obj['error']}", self.base_url)
-        message = obj.get("message") if isinstance(obj, dict) else None
-        if not isinstance(message, dict) or not isinstance(message.get("content", ""), str):
-            raise self._malformed(url, "response (no message.content)")
-        return str(message.get("content") or "")
 
     def _parse_line(self, line: str, url: str) -> tuple[str, LineState]:
         try:

@@ -98,7 +98,7 @@ class OpenAIClient(HttpChatClient):
         }
 
     def _json_body(self, messages: list[Message], schema: dict[str, Any]) -> dict[str, Any]:
-        body = self._body(messages, stream=False)
+        body = self._body(messages, stream=True)
         body |= {"temperature": 0.0, "max_tokens": STRUCTURED_MAX_TOKENS}
         if self.dialect == "json_schema":
             name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "answer"))[:64]
@@ -112,14 +112,6 @@ class OpenAIClient(HttpChatClient):
 
     def _stream_body(self, messages: list[Message]) -> dict[str, Any]:
         return self._body(messages, stream=True)
-
-    def _whole_text(self, obj: Any, url: str) -> str:
-        self._raise_error_object(obj, url)
-        try:
-            content = obj["choices"][0]["message"].get("content")
-        except (KeyError, IndexError, TypeError, AttributeError):
-            raise self._malformed(url, "response (no choices[0].message)") from None
-        return content if isinstance(content, str) else ""
 
     def _parse_line(self, line: str, url: str) -> tuple[str, LineState]:
         if line.startswith(":") or not line.startswith("data:"):

@@ -59,7 +59,17 @@ def format_answer(result: dict[str, Any]) -> str:
         raise ToolError(str(error.get("message") or "The search failed."))
     if result.get("clarifying_question"):
         return f"Quarry needs a clearer question: {result['clarifying_question']}"
-    lines = [str(result.get("answer", "")).strip(), "", "Sources:"]
+    lines = [str(result.get("answer", "")).strip()]
+    unsupported = [
+        x["text"].strip()
+        for x in result.get("sentences") or []
+        if x.get("support") == "unsupported"
+    ]
+    if result.get("support_score") is not None:
+        lines += ["", f"Supported by the sources: {result['support_score']:.0%} of the claims."]
+    if unsupported:
+        lines.append("Not supported by any source: " + " | ".join(unsupported))
+    lines += ["", "Sources:"]
     for src in result.get("sources", []):
         lines.append(f"[{src['n']}] {src.get('title') or src['url']} — {src['url']}")
         passages = src.get("passages") or [src.get("excerpt", "")]

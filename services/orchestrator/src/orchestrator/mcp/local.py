@@ -1,4 +1,8 @@
-"""The MCP backend inside the orchestrator: tools run the agent in this process."""
+"""The MCP backend inside the orchestrator: tools run the agent in this process.
+
+A tool call is the caller's like an API call: the principal the token check recorded on the MCP
+request owns the sessions and runs it creates, and the session resource shows only its own.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +18,13 @@ from orchestrator.api.models import SearchOptions
 from orchestrator.api.ratelimit import Family, RateLimited, enforce
 from orchestrator.api.routes import answer_in_session, run_options
 from orchestrator.api.runtime import Runtime
+from orchestrator.api.security import principal_of
 from orchestrator.corpus.indexer import Counts
 from orchestrator.errors import ApiProblem
 from orchestrator.events import EventSink, ResultCollector
 from orchestrator.mcp.backend import Progress, ToolError, research_progress_line
+from orchestrator.policy import SearchOff, research_sources
+from orchestrator.principals import Principal
 from orchestrator.research.manager import ResearchManager
 from orchestrator.research.views import report_markdown
 
@@ -33,6 +40,13 @@ class LocalBackend:
         # The MCP call's HTTP request: the API's rate limits count tool calls like API calls.
         self._request = request if isinstance(request, Request) else None
 
+    def _who(self) -> Principal:
+        # No HTTP request, no identity: see nothing rather than someone's data.
+        try:
+            return principal_of(self._request.state if self._request is not None else None)
+        except ApiProblem as err:
+            raise ToolError(err.detail) from None
+
     async def _limit(self, family: Family) -> None:
         if self._request is None:
             return
@@ -44,7 +58,11 @@ class LocalBackend:
     async def search(self, query: str, sources: list[str] | None, progress: Progress) -> Any:
         """One quick-search run in a new session; progress lines as the run goes."""
         await self._limit("questions")
-        options = run_options(self._runtime, SearchOptions.model_validate({"sources": sources}))
+        owner = self._who().id
+        try:
+            options = run_options(self._runtime, SearchOptions.model_validate({"sources": sources}))
+        except SearchOff as err:
+            raise ToolError(err.detail) from None
         sink = EventSink()
         collector = ResultCollector()
         run_id = uuid.uuid4().hex
@@ -55,9 +73,12 @@ class LocalBackend:
                     self._runtime,
                     sink,
                     query=query,
-                    session_id=f"mcp-{run_id}",
+                    session_id="",
                     options=options,
                     run_id=run_id,
+                    owner=owner,
+                    # a tool call is one question: no mcp-<id> conversation left behind
+                    keep_turn=False,
                 )
             finally:
                 sink.close()
@@ -95,18 +116,18 @@ class LocalBackend:
         return result.as_dict()
 
     async def session(self, session_id: str) -> Any:
-        """A conversation of this server, or None."""
-        found = await self._runtime.sessions.get(session_id)
+        """The caller's conversation, or None (also when it is someone else's)."""
+        found = await self._runtime.sessions.get(self._who().id, session_id)
         return None if found is None else found.to_json()
 
     async def research(self, query: str, mode: str, progress: Progress) -> str:
         """One research run to its end; the tool call going away cancels the run."""
         await self._limit("research")
-        manager = self._research
-        if manager is None:
+        if self._research is None:
             raise ToolError("Deep research is not available on this Quarry server.")
-        sources = list(self._runtime.deps.settings.default_sources())
+        manager = self._research.for_(self._who())
         try:
+            sources = research_sources(None, self._runtime.deps.settings)
             record = await manager.create(query, mode, None, sources)
         except ApiProblem as err:  # the in-flight cap
             raise ToolError(err.detail) from None

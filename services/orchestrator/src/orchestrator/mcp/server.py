@@ -7,7 +7,7 @@ because the clients calling these tools are often small local models.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, cast
 
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.session import ServerSession
@@ -85,9 +85,11 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
         description="A past conversation: its questions, answers and sources, as Markdown.",
         mime_type="text/markdown",
     )
-    async def session(session_id: str) -> str:
-        # The SDK gives resource templates no request context.
-        found = await backend_of(None).session(session_id)
+    async def session(session_id: str, ctx: Context) -> str:  # type: ignore[type-arg]
+        # The request context carries the caller: a session is shown only to its owner. (The
+        # annotation stays bare: the SDK validates a resource's arguments with pydantic, which
+        # rebuilds a parametrised Context without its request context.)
+        found = await backend_of(cast(Ctx, ctx)).session(session_id)
         if found is None:
             raise ToolError(f"No session {session_id!r} (it may have expired).")
         return format_session(found)

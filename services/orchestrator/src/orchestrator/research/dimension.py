@@ -1,5 +1,5 @@
-"""RESEARCH for one dimension: the agent's own steps (search → rank → read → passages → judge)
-for up to N iterations, then COMPRESS the passages into a finding."""
+"""RESEARCH for one dimension: quick search's own round (``agent/round.py``: search → rank →
+read → passages) and judge for up to N iterations, then COMPRESS the passages into a finding."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from orchestrator.agent.judge import judge_step
-from orchestrator.agent.read import chunks_step, read_pages
-from orchestrator.agent.search import rank_step, search_step
+from orchestrator.agent.round import find, gather
 from orchestrator.agent.state import RunOptions, RunState
 from orchestrator.budget import Deadline
 from orchestrator.errors import RunFailed
@@ -57,22 +56,18 @@ async def _iterate(
         dim.iterations = iteration
         ctx.state.counters.iterations += 1
         try:
-            hits = await search_step(run, queries)
+            # A dimension that finds nothing searches the request as the user typed it.
+            ranked, _ = await find(
+                run,
+                queries,
+                typed=ctx.query,
+                on_retry=lambda: ctx.spend_searches(len(run.options.sources)),
+            )
         except RunFailed as err:
             ctx.warn("search_failed", f"A search failed: {err.message}", dimension=dim.id)
             return
-        ranked = await rank_step(run, hits, " ".join(queries))
-        if not ranked and iteration == 1 and queries != [ctx.query]:
-            # A small model's dimension can miss everything (measured with Gemma 3 270M):
-            # search the request as the user typed it before giving up, as quick search does.
-            queries = [ctx.query]
-            ctx.spend_searches(len(run.options.sources))
-            ranked = await rank_step(run, await search_step(run, queries), ctx.query)
-        run.hits.extend(ranked)
         if ranked:
-            await read_pages(run, [h.url for h in ranked], speculative=False)
-            if run.pages:
-                await chunks_step(run)
+            await gather(run, [h.url for h in ranked])
         ctx.counters()
         if iteration == ctx.settings.research_max_iterations or not run.best_evidence():
             return
@@ -183,9 +178,15 @@ async def research_dimension(ctx: Ctx, dim: Dimension, index: int) -> None:
 
 
 async def research_all(ctx: Ctx) -> None:
-    """Research every pending dimension at once (the process-wide limits bound the calls)."""
+    """Research every pending dimension, ``research_dimension_concurrency`` at a time (all at
+    once, a run's dimensions queued ahead of every other run's calls)."""
     pending = ctx.state.pending()
+    bound = asyncio.Semaphore(ctx.settings.research_dimension_concurrency)
+
+    async def one(dim: Dimension, index: int) -> None:
+        async with bound:
+            await research_dimension(ctx, dim, index)
+
     async with asyncio.TaskGroup() as tg:
         for dim in pending:
-            index = ctx.state.dimensions.index(dim)
-            tg.create_task(research_dimension(ctx, dim, index))
+            tg.create_task(one(dim, ctx.state.dimensions.index(dim)))

@@ -2,6 +2,10 @@
 
 At start, runs a previous process left ``running`` are marked ``interrupted`` (with a `state`
 event, so a client reconnecting learns it); at stop, the live runs are interrupted the same way.
+
+Every run has an owner (orchestrator/principals.py). The API reaches runs only through
+``OwnedRuns``, bound to the caller: another principal's run is "not found", exactly like a run
+that does not exist, and the live runs are keyed by (owner, id).
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from collections.abc import AsyncIterator, Sequence
 
 from orchestrator.agent.state import Deps
 from orchestrator.errors import ResearchConflict, ResearchNotFound, TooManyResearchRuns
+from orchestrator.policy import research_sources
+from orchestrator.principals import Principal
 from orchestrator.research.context import ResearchLLM
+from orchestrator.research.owned import OwnedRuns
 from orchestrator.research.phases import dimension_list, replace_dimensions
 from orchestrator.research.runner import ResearchRun
 from orchestrator.research.state import ResearchState
@@ -30,6 +37,13 @@ RETRY_AFTER_S = 30
 EVENT_PAGE = 500
 EARLIER_CHARS = 2000
 RESUMABLE = frozenset({"interrupted", "failed"})
+#: A live run's key: (owner, run id).
+Key = tuple[str, str]
+
+
+def _not_found(run_id: str) -> ResearchNotFound:
+    # One message for "never existed", "expired" and "someone else's": nothing to tell apart.
+    return ResearchNotFound(f"No research run {run_id!r} (it may have expired).")
 
 
 class ResearchManager:
@@ -43,11 +57,11 @@ class ResearchManager:
         self._llm = llm
         self._sessions = sessions
         self._settings = deps.settings
-        self._live: dict[str, ResearchRun] = {}
+        self._live: dict[Key, ResearchRun] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
         self._starting = 0  # runs admitted but not yet live (their row is being written)
-        self._resuming: set[str] = set()
+        self._resuming: set[Key] = set()
 
     async def start(self) -> None:
         """Mark runs left running by a previous process; start the TTL sweeper."""
@@ -97,42 +111,67 @@ class ResearchManager:
         ttl = self._settings.research_ttl_s
         return bool(ttl and record.finished_at and record.finished_at < time.time() - ttl)
 
-    async def record(self, run_id: str) -> tuple[RunRecord, ResearchState]:
+    def for_(self, who: Principal) -> OwnedRuns:
+        """The runs as ``who`` sees them (what the API uses)."""
+        return OwnedRuns(self, who)
+
+    def _find_live(self, run_id: str, who: Principal) -> ResearchRun | None:
+        if not who.admin:
+            return self._live.get((who.id, run_id))
+        # An admin's lookup scans the live runs: at most the in-flight cap of them.
+        return next((r for (_, rid), r in list(self._live.items()) if rid == run_id), None)
+
+    async def record(self, run_id: str, who: Principal) -> tuple[RunRecord, ResearchState]:
         """The run as it is now (live or stored).
 
         Raises:
-            ResearchNotFound: no such run, or it expired.
+            ResearchNotFound: no such run, it expired, or ``who`` may not see it.
         """
-        live = self._live.get(run_id)
+        live = self._find_live(run_id, who)
         if live is not None:
             return live.snapshot(), live.state
         stored = await self.store.get_run(run_id)
-        if stored is None or self._expired(stored):
-            raise ResearchNotFound(f"No research run {run_id!r} (it may have expired).")
+        if stored is None or self._expired(stored) or not who.may_see(stored.owner):
+            raise _not_found(run_id)
         return stored, ResearchState.model_validate(stored.state)
 
-    async def list_runs(self, limit: int, offset: int) -> tuple[list[RunRecord], int]:
-        """A page of runs, newest first (live ones as they are now)."""
-        records, total = await self.store.list_runs(limit, offset)
-        out = [self._live[r.id].snapshot() if r.id in self._live else r for r in records]
+    async def list_runs(
+        self, limit: int, offset: int, owner: str | None
+    ) -> tuple[list[RunRecord], int]:
+        """A page of the owner's runs (everyone's for None), newest first (live ones as they
+        are now)."""
+        records, total = await self.store.list_runs(limit, offset, owner)
+        out = []
+        for r in records:
+            live = self._live.get((r.owner, r.id))
+            out.append(live.snapshot() if live is not None else r)
         return out, total
 
-    def _earlier(self, session_id: str | None) -> str:
+    def _earlier(self, owner: str, session_id: str | None) -> str:
         # Sessions in use are in memory; one only on disk gives no earlier context.
-        session = self._sessions.cached(session_id) if session_id else None
+        session = self._sessions.cached(owner, session_id) if session_id else None
         if session is None or not session.turns:
             return ""
         turn = session.turns[-1]
         return f"Question: {turn.question}\n{turn.answer}"[:EARLIER_CHARS]
 
     async def create(
-        self, query: str, mode: str, session_id: str | None, sources: Sequence[str]
+        self,
+        query: str,
+        mode: str,
+        session_id: str | None,
+        sources: Sequence[str],
+        owner: str,
     ) -> RunRecord:
-        """Store and start a new run.
+        """Store and start a new run owned by ``owner``.
 
         Raises:
+            SearchOff: nothing is left to search (web search off, no local documents).
             TooManyResearchRuns: the in-flight cap is reached.
         """
+        # The entry points asked the policy already; asking again costs nothing and keeps a
+        # future entry point that forgot from starting a run that reaches the web.
+        sources = research_sources(sources, self._settings)
         now = time.time()
         state = ResearchState(sources_opt=list(sources))
         record = RunRecord(
@@ -145,6 +184,7 @@ class ResearchManager:
             state=state.model_dump(mode="json"),
             created_at=now,
             updated_at=now,
+            owner=owner,
         )
         self._admit()
         self._starting += 1
@@ -156,10 +196,9 @@ class ResearchManager:
         return record
 
     def _launch(self, record: RunRecord) -> None:
-        run = ResearchRun(
-            record, self._deps, self._llm, self.store, earlier=self._earlier(record.session_id)
-        )
-        self._live[record.id] = run
+        earlier = self._earlier(record.owner, record.session_id)
+        run = ResearchRun(record, self._deps, self._llm, self.store, earlier=earlier)
+        self._live[(record.owner, record.id)] = run
         task = asyncio.create_task(self._execute(run), name=f"research-{record.id}")
         run.task = task
         self._tasks.add(task)
@@ -171,8 +210,9 @@ class ResearchManager:
         except Exception:
             logger.exception("research run ended badly", extra={"research_id": run.record.id})
         finally:
-            if self._live.get(run.record.id) is run:
-                del self._live[run.record.id]
+            key = (run.record.owner, run.record.id)
+            if self._live.get(key) is run:
+                del self._live[key]
         if run.status == "completed" and run.record.session_id:
             await self._add_turn(run)
 
@@ -186,7 +226,7 @@ class ResearchManager:
             "answered",
             time.time(),
         )
-        async with self._sessions.use(session_id) as session:
+        async with self._sessions.use(run.record.owner, session_id) as session:
             await self._sessions.add_turn(session, turn)
 
     @property
@@ -194,16 +234,16 @@ class ResearchManager:
         """Seconds of silence before an event stream sends a heartbeat comment."""
         return self._settings.research_heartbeat_s
 
-    async def cancel(self, run_id: str) -> tuple[RunRecord, ResearchState]:
+    async def cancel(self, run_id: str, who: Principal) -> tuple[RunRecord, ResearchState]:
         """Stop a live run; its partial report stays.
 
         Raises:
-            ResearchNotFound: no such run.
+            ResearchNotFound: no such run (for ``who``).
             ResearchConflict: the run is not running.
         """
-        run = self._live.get(run_id)
+        run = self._find_live(run_id, who)
         if run is None or run.task is None:
-            record, _ = await self.record(run_id)
+            record, _ = await self.record(run_id, who)
             raise ResearchConflict(
                 f"The run is {record.status}; only a running run can be cancelled."
             )
@@ -213,17 +253,17 @@ class ResearchManager:
         return run.snapshot(), run.state
 
     async def continue_(
-        self, run_id: str, dimensions: list[str] | None
+        self, run_id: str, dimensions: list[str] | None, who: Principal
     ) -> tuple[RunRecord, ResearchState]:
         """End the plan review now, optionally with the client's dimensions.
 
         Raises:
-            ResearchNotFound: no such run.
+            ResearchNotFound: no such run (for ``who``).
             ResearchConflict: the run is not in its plan review.
         """
-        run = self._live.get(run_id)
+        run = self._find_live(run_id, who)
         if run is None or run.ctx.phase != "plan_review" or run.state.reviewed:
-            await self.record(run_id)
+            await self.record(run_id, who)
             raise ResearchConflict("The run is not in its plan review.")
         if dimensions:
             replace_dimensions(run.state, dimensions)
@@ -240,18 +280,18 @@ class ResearchManager:
         run.continued.set()
         return run.snapshot(), run.state
 
-    async def resume(self, run_id: str) -> tuple[RunRecord, ResearchState]:
-        """Restart an interrupted or failed run from its last completed phase.
+    async def resume(self, run_id: str, who: Principal) -> tuple[RunRecord, ResearchState]:
+        """Restart an interrupted or failed run from its last completed phase (an admin's
+        resume keeps the run its owner's).
 
         Raises:
-            ResearchNotFound: no such run.
+            ResearchNotFound: no such run (for ``who``).
             ResearchConflict: the run is not interrupted or failed.
             TooManyResearchRuns: the in-flight cap is reached.
         """
-        if run_id in self._live or run_id in self._resuming:
-            raise ResearchConflict("The run is running.")
-        record, state = await self.record(run_id)
-        if run_id in self._live or run_id in self._resuming:  # resumed while we read it
+        record, state = await self.record(run_id, who)
+        key = (record.owner, run_id)
+        if key in self._live or key in self._resuming:
             raise ResearchConflict("The run is running.")
         if record.status not in RESUMABLE:
             raise ResearchConflict(
@@ -263,29 +303,29 @@ class ResearchManager:
             record, status="running", finished_at=None, state=state.model_dump(mode="json")
         )
         self._starting += 1
-        self._resuming.add(run_id)
+        self._resuming.add(key)
         try:  # running again at once: the TTL sweeper must not take it meanwhile
             await self.store.save(resumed, [])
         finally:
             self._starting -= 1
-            self._resuming.discard(run_id)
+            self._resuming.discard(key)
         self._launch(resumed)
-        run = self._live[run_id]
+        run = self._live[key]
         return run.snapshot(), run.state
 
     async def follow(
-        self, run_id: str, after: int, heartbeat_s: float
+        self, run_id: str, after: int, heartbeat_s: float, who: Principal
     ) -> AsyncIterator[StoredEvent | None]:
         """The run's events after ``after``: stored ones, then live ones as they are saved.
 
         Yields None when nothing happened for ``heartbeat_s``. Ends after the run's last event.
 
         Raises:
-            ResearchNotFound: no such run.
+            ResearchNotFound: no such run (for ``who``).
         """
-        run = self._live.get(run_id)
+        run = self._find_live(run_id, who)
         if run is None:
-            await self.record(run_id)
+            await self.record(run_id, who)
             async for event in self._replay(run_id, after, None):
                 yield event
             return

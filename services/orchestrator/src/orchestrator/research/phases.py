@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from orchestrator.research.context import Ctx
 from orchestrator.research.prompts import evaluate_messages, scope_messages
-from orchestrator.research.schemas import DIMENSION_CHARS, Evaluation, Scope
+from orchestrator.research.schemas import DIMENSION_CHARS, Evaluation, Scope, fallback_scope
 from orchestrator.research.state import ResearchState
 
 MAX_NEW_DIMENSIONS = 3
@@ -37,13 +37,13 @@ def dimension_list(state: ResearchState, ids: Iterable[str] | None = None) -> li
 async def scope(ctx: Ctx) -> None:
     """One structured call → the brief and the dimensions (the query alone when invalid)."""
     state = ctx.state
-    default = Scope(brief=ctx.query, dimensions=[ctx.query])
+    default = fallback_scope(ctx.query)
     messages = scope_messages(ctx.query, ctx.mode, ctx.earlier, today=datetime.now(UTC).date())
     decision = await ctx.structured(messages, Scope, default)
     titles = clean_titles(decision.value.dimensions)[: ctx.settings.research_max_dimensions]
     state.brief = decision.value.brief.strip() or ctx.query
     state.dimensions = []
-    for title in titles or [ctx.query]:
+    for title in titles or clean_titles(default.dimensions) or [ctx.query]:
         state.add_dimension(title, "scope")
     state.scoped = True
     ctx.emit(

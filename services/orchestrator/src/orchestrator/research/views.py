@@ -14,6 +14,7 @@ def summary(record: RunRecord) -> dict[str, Any]:
     """One entry of the run list."""
     return {
         "research_id": record.id,
+        "owner": record.owner,
         "query": record.query,
         "mode": record.mode,
         "status": record.status,

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from orchestrator.principals import LOCAL_ID
+
 
 @dataclass(frozen=True)
 class StoredEvent:
@@ -31,6 +33,9 @@ class RunRecord:
     updated_at: float
     finished_at: float | None = None
     last_seq: int = -1
+    # The principal that started the run (orchestrator/principals.py); only it or an admin
+    # sees the run. Never changes (a resume by an admin keeps it).
+    owner: str = LOCAL_ID
 
 
 class ResearchStore(Protocol):
@@ -52,8 +57,10 @@ class ResearchStore(Protocol):
         """The run, or None."""
         ...
 
-    async def list_runs(self, limit: int, offset: int) -> tuple[list[RunRecord], int]:
-        """A page of runs, newest first, and the total number of runs."""
+    async def list_runs(
+        self, limit: int, offset: int, owner: str | None = None
+    ) -> tuple[list[RunRecord], int]:
+        """A page of the owner's runs (everyone's for None), newest first, and their total."""
         ...
 
     async def events_after(self, run_id: str, after: int, limit: int) -> list[StoredEvent]:

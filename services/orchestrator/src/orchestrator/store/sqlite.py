@@ -28,12 +28,12 @@ T = TypeVar("T")
 DB_FILE = "quarry.sqlite3"
 _COLUMNS = (
     "id, query, mode, status, phase, session_id, state, created_at, updated_at, finished_at, "
-    "last_seq"
+    "last_seq, owner"
 )
 
 
 # Built from constants only (no caller text): S608's string-built SQL is safe here.
-_INSERT = f"INSERT INTO research_runs ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"  # noqa: S608
+_INSERT = f"INSERT INTO research_runs ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"  # noqa: S608
 _SELECT = f"SELECT {_COLUMNS} FROM research_runs"  # noqa: S608
 
 
@@ -50,6 +50,7 @@ def _record(row: tuple[Any, ...]) -> RunRecord:
         updated_at=row[8],
         finished_at=row[9],
         last_seq=row[10],
+        owner=row[11],
     )
 
 
@@ -110,6 +111,7 @@ class SqliteStore:
             run.updated_at,
             run.finished_at,
             run.last_seq,
+            run.owner,
         )
 
         def insert(conn: sqlite3.Connection) -> None:
@@ -148,15 +150,21 @@ class SqliteStore:
 
         return await self._run(read)
 
-    async def list_runs(self, limit: int, offset: int) -> tuple[list[RunRecord], int]:
-        """A page of runs, newest first, and the total."""
+    async def list_runs(
+        self, limit: int, offset: int, owner: str | None = None
+    ) -> tuple[list[RunRecord], int]:
+        """A page of the owner's runs (everyone's for None), newest first, and their total."""
+        who = (owner, owner)
 
         def read(conn: sqlite3.Connection) -> tuple[list[RunRecord], int]:
             rows = conn.execute(
-                _SELECT + " ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
-                (limit, offset),
+                _SELECT + " WHERE (? IS NULL OR owner=?) "
+                "ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
+                (*who, limit, offset),
             ).fetchall()
-            total = conn.execute("SELECT COUNT(*) FROM research_runs").fetchone()[0]
+            total = conn.execute(
+                "SELECT COUNT(*) FROM research_runs WHERE (? IS NULL OR owner=?)", who
+            ).fetchone()[0]
             return [_record(r) for r in rows], int(total)
 
         return await self._run(read)

@@ -155,3 +155,42 @@ export function installSourceCard(card) {
     setTimeout(() => item.classList.remove("flash"), 1500);
   });
 }
+
+const MARKS = {
+  unsupported: { symbol: "\u25cc", title: "No source supports this sentence" },
+  partly: { symbol: "\u25d0", title: "Its source supports only part of this sentence" },
+};
+
+// The words of a sentence as they show on the page: no [n], no Markdown emphasis or code marks.
+function plainWords(text) {
+  return text.replace(CITE, " ").replace(/[*_`#>]/g, " ").split(/\s+/).filter(Boolean);
+}
+
+// A quiet mark after each sentence its sources support only partly or not at all
+// (``sentences`` from answer.completed: {text, support}); supported sentences get none.
+export function markSentences(root, sentences) {
+  for (const sentence of sentences || []) {
+    const mark = MARKS[sentence.support];
+    if (!mark) continue;
+    const words = plainWords(sentence.text);
+    if (!words.length) continue;
+    const tail = words.slice(-4).join(" ").replace(/[.!?:;,]+$/, "");
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const node = walker.currentNode;
+      const at = node.data.indexOf(tail);
+      if (at < 0 || (node.parentElement && node.parentElement.closest("code, pre"))) continue;
+      let end = at + tail.length;
+      while (end < node.data.length && ".!?:;,".includes(node.data[end])) end += 1;
+      const after = node.splitText(end);
+      const sign = document.createElement("span");
+      sign.className = `support support-${sentence.support}`;
+      sign.textContent = mark.symbol;
+      sign.title = mark.title;
+      sign.setAttribute("role", "img");
+      sign.setAttribute("aria-label", mark.title);
+      after.parentNode.insertBefore(sign, after);
+      break;
+    }
+  }
+}

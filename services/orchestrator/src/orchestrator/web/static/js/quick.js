@@ -2,7 +2,7 @@
 
 import { ApiError, readEvents, request } from "./api.js";
 import { copyText, download, h, seconds, slug } from "./dom.js";
-import { hostOf, passageOf, renderInto, safeHref } from "./markdown.js";
+import { hostOf, markSentences, passageOf, renderInto, safeHref } from "./markdown.js";
 
 // What an error code means for the person looking at the page.
 const EXPLAIN = {
@@ -115,14 +115,31 @@ export class Turn {
     this.pending = true;
     requestAnimationFrame(() => {
       this.pending = false;
-      renderInto(this.answerEl, this.answer, this.sources);
+      // finish() drew the checked answer (and its marks) since: a late frame must not undo it
+      if (!this.finished) renderInto(this.answerEl, this.answer, this.sources);
     });
   }
 
-  finish(answer) {
+  finish(answer, support = null) {
+    this.finished = true;
     this.answer = answer;
     renderInto(this.answerEl, this.answer, this.sources);
+    if (support) this.showSupport(support);
     this.actions.hidden = !this.answer.trim();
+  }
+
+  // The engine's check of each sentence against its sources: quiet marks, and the share.
+  showSupport({ sentences, support_score: score }) {
+    markSentences(this.answerEl, sentences);
+    if (score === null || score === undefined) return;
+    const claims = (sentences || []).filter((s) => s.support);
+    const supported = claims.filter((s) => s.support === "supported").length;
+    const note = h("p", {
+      class: "support-score",
+      title: "Sentences whose cited passage holds their claim (checked by Quarry, not by the model)",
+      text: `Supported by its sources: ${supported} of ${claims.length} claims (${Math.round(score * 100)} %)`,
+    });
+    this.answerEl.after(note);
   }
 
   // One event of the run (docs/api.md "Events").
@@ -181,7 +198,7 @@ export class Turn {
         break;
       case "answer.completed":
         this.answerEl.setAttribute("aria-busy", "false");
-        this.finish(data.text);
+        this.finish(data.text, data);
         break;
       case "warning":
         this.warn(data.message);

@@ -1,0 +1,107 @@
+"""Sentence-level support marks and the sentence stream (orchestrator/support.py)."""
+
+from __future__ import annotations
+
+import pytest
+from orchestrator.support import (
+    SOURCES_DONT_SAY,
+    SUPPORTED_AT,
+    SentenceStream,
+    SupportReport,
+    extractive,
+    mark_sentence,
+    sources_dont_say,
+)
+
+SQLITE = (
+    "The maximum number of bytes in a string or BLOB in SQLite is defined by the preprocessor "
+    "macro SQLITE_MAX_LENGTH. The default value of this macro is 1 billion (1 thousand million "
+    "or 1,000,000,000)."
+)
+GIT = (
+    "git gc --prune=<date> prunes loose objects older than date (default is 2 weeks ago, "
+    "overridable by the config variable gc.pruneExpire)."
+)
+SOURCES = {1: SQLITE, 2: GIT}
+
+# (sentence, expected mark): copied or paraphrased claims are supported; a changed value or a
+# swapped entity keeps the topic words and lands in "partly" at most.
+CASES = [
+    ("The default value of SQLITE_MAX_LENGTH is 1 billion bytes [1].", "supported"),
+    ("SQLite limits strings and BLOBs with the macro SQLITE_MAX_LENGTH [1].", "supported"),
+    ("git gc prunes loose objects older than two weeks by default [2].", "supported"),
+    ("The default value of SQLITE_MAX_LENGTH is 2 million bytes [1].", "partly"),
+    ("git gc prunes packed refs older than three months by default [2].", "partly"),
+    ("PostgreSQL stores large objects in a separate TOAST table [1].", "unsupported"),
+    ("Rebasing rewrites the commit history of the branch [2].", "unsupported"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "expected"), CASES)
+def test_marks_follow_the_cited_passage(sentence: str, expected: str) -> None:
+    mark = mark_sentence(sentence, SOURCES)
+    assert mark.support == expected, mark
+
+
+def test_a_paraphrase_in_new_words_is_only_partly_supported_by_word_overlap() -> None:
+    # A known limit of the lexical measure: true, but "expiry" and "set" are not the page's words.
+    mark = mark_sentence("The default prune expiry is set by gc.pruneExpire [2].", SOURCES)
+    assert mark.support == "partly"
+
+
+def test_an_unsupported_sentence_is_never_shown_as_cited() -> None:
+    mark = mark_sentence("Rebasing rewrites the commit history of the branch [2].", SOURCES)
+    assert mark.text == "Rebasing rewrites the commit history of the branch."
+    assert mark.citations == []
+
+
+def test_a_sentence_without_a_claim_is_not_judged() -> None:
+    for text in ("Here is what I found:", "Yes [1].", "\n\n"):
+        assert mark_sentence(text, SOURCES).support is None
+
+
+def test_citations_to_no_source_are_not_counted() -> None:
+    mark = mark_sentence("The default value of SQLITE_MAX_LENGTH is 1 billion [7].", SOURCES)
+    assert (mark.support, mark.citations) == ("unsupported", [])
+
+
+def test_the_support_score_is_the_share_of_supported_claims() -> None:
+    report = SupportReport(
+        [mark_sentence(s, SOURCES) for s, _ in CASES[:3] + CASES[5:]] + [mark_sentence("Hi.", {})]
+    )
+    assert report.score == pytest.approx(3 / 5)
+    assert not report.unsupported
+    event = report.as_event()
+    assert [s["support"] for s in event["sentences"]][-1] is None
+    assert event["support_score"] == pytest.approx(0.6)
+
+
+def test_an_answer_nothing_supports_says_the_sources_dont_say_and_quotes_the_closest() -> None:
+    report = SupportReport([mark_sentence(s, SOURCES) for s, _ in CASES[5:]])
+    assert report.unsupported
+    note = sources_dont_say("What is the default value of SQLITE_MAX_LENGTH?", SOURCES)
+    assert note.startswith(SOURCES_DONT_SAY)
+    assert "[1]" in note
+    assert "1 billion" in note
+    plain = sources_dont_say("Who maintains the Linux kernel?", SOURCES)
+    assert plain.startswith(SOURCES_DONT_SAY)
+    assert "[" not in plain
+    assert extractive("kernel maintainers", SOURCES) is None
+
+
+def test_supported_threshold_sits_between_the_cases() -> None:
+    scores = {s: mark_sentence(s, SOURCES).score for s, _ in CASES}
+    supported = [scores[s] for s, e in CASES if e == "supported"]
+    partly = [scores[s] for s, e in CASES if e == "partly"]
+    assert min(supported) >= SUPPORTED_AT > max(partly)
+
+
+def test_the_sentence_stream_never_cuts_a_number_or_a_trailing_citation() -> None:
+    cut = SentenceStream()
+    out: list[str] = []
+    for delta in ["Version 3", ".5 added it", ". [", "1] It is", " on by default [2]", ".", ""]:
+        out += cut.feed(delta)
+    assert out == ["Version 3.5 added it. [1]"]
+    out += cut.flush()
+    assert "".join(out) == "Version 3.5 added it. [1] It is on by default [2]."
+    assert out[1] == " It is on by default [2]."
