@@ -80,7 +80,7 @@ def test_bad_port_exits_2_with_one_line(name: str, variable: str) -> None:
         [sys.executable, "-m", name],
         env=service_env(**{variable: "not-a-number"}),
         capture_output=True,
-        timeout=60,
+        timeout=START_DEADLINE_S,  # importing a service is most of its start
         check=False,
     )
     assert proc.returncode == 2

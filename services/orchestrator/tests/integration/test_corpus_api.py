@@ -278,8 +278,9 @@ async def test_a_first_run_larger_than_the_index_staging_bound_completes(
     # after 500 jobs (WORKER_MAX_JOBS), and 600 files cross that: on a busy box the replacement
     # took longer to start than the reader's 8 s extraction budget, and the files queued
     # meanwhile came back TIMEOUT (added 592 of 600). That is the reader's recycling, not the
-    # staging bound this test is about.
-    settings = ReaderSettings(port=0, workers=1)
+    # staging bound this test is about. Its limits are the indexer's 60 s call deadline, not
+    # the reader's 6 s per job and 8 s per call (a queued job waits behind three others).
+    settings = ReaderSettings(port=0, workers=1, timeout_s=120, extract_timeout_s=120)
     pool = ExtractorPool(extract, workers=1, timeout_s=settings.extract_timeout_s,
                          queue_size=settings.queue_size, warm_job=WARM_JOB)  # fmt: skip
     reader = build_reader(settings, pool=pool)

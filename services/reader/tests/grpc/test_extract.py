@@ -28,6 +28,8 @@ from services.reader.tests.pages import (
 from services.reader.tests.stuck import STUCK_MARKER, extract_or_block, wait_for_file
 
 Status = reader_pb2.ReadResponse.Status
+# Worker processes start slowly on a busy machine (tens of seconds): only a hang should fail here.
+pytestmark = pytest.mark.timeout(600)
 if TYPE_CHECKING:  # the async stub type exists only in the .pyi
     Stub = reader_pb2_grpc.ReaderAsyncStub
 
@@ -113,6 +115,10 @@ async def test_pathological_page_kills_the_worker_and_service_keeps_answering(
     while before.process.exitcode is None:  # noqa: ASYNC110 - reaped in a background thread
         await asyncio.sleep(0.01)
     assert before.process.exitcode == -9  # SIGKILL
+    # Wait for the replacement to be warm: on a busy box its start (a spawned process importing
+    # Trafilatura) took longer than the reader's 8 s budget for a page waiting for it.
+    while not server.pool._idle:  # noqa: ASYNC110 - the pool offers no event to await
+        await asyncio.sleep(0.01)
     after = await _extract(stub, ARTICLE)
     assert after.status == Status.OK, after.error
     assert server.pool._all
