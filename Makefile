@@ -58,10 +58,11 @@ test: system setup proto-check lint ## Install everything, check contracts and l
 test-unit: setup ## Unit and gRPC tests only (fast)
 	$(PY) -m pytest -q -m "not e2e" services libs
 
-lint: setup ## ruff, ruff format --check, mypy strict
+lint: setup ## ruff, ruff format --check, mypy strict, the import-layering contract
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 	$(VENV)/bin/mypy $(LINT_PATHS)
+	$(VENV)/bin/lint-imports
 
 fmt: setup ## Format and autofix
 	$(VENV)/bin/ruff format $(LINT_PATHS)

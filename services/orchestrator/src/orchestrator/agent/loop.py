@@ -19,7 +19,7 @@ from orchestrator.agent.state import Deps, RunOptions, RunState
 from orchestrator.agent.synthesise import synthesise
 from orchestrator.agent.unsourced import DEGRADABLE, answer_without_sources
 from orchestrator.budget import Deadline
-from orchestrator.clients.reader import RUN_KEY
+from orchestrator.context import RUN_KEY
 from orchestrator.errors import RunFailed
 from orchestrator.events import API_VERSION, EventSink, RunStatus
 from orchestrator.llm.base import LLMError

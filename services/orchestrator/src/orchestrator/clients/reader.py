@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from contextvars import ContextVar
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from quarry.v1 import reader_pb2, reader_pb2_grpc
 
 from orchestrator.agent.domain import PageRead, ReaderUnavailable
+from orchestrator.context import RUN_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +25,6 @@ _DOWN_CODES = frozenset(
 _MIN_CALL_S = 0.05
 # The question a read belongs to, sent as gRPC metadata: the reader shares its extraction
 # workers fairly between questions. Set once per run (contextvars reach the run's tasks).
-RUN_KEY: ContextVar[str] = ContextVar("quarry_run_key", default="")
 RUN_KEY_HEADER = "x-quarry-run"
 
 
