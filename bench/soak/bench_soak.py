@@ -41,6 +41,7 @@ from services.orchestrator.tests.integration.support import (  # noqa: E402
     results_for,
     serve_world,
 )
+from tests.conftest import free_port  # noqa: E402 - the repository's one free-port helper
 
 CONCURRENCY = 8
 JSON = {"Accept": "application/json"}
@@ -55,14 +56,6 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
