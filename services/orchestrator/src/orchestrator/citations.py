@@ -35,11 +35,17 @@ SUPPORT_THRESHOLD = 0.5
 MIN_WORDS = 2
 # Ranges such as [1-3] longer than this are not ranges but typos or years ([1990-2020]).
 MAX_RANGE = 10
+# A bracketed number longer than this names no source (a report never has a million). It is
+# read as ``_RUNAWAY``: a citation of no source, replaced like any other, but not recorded in
+# ``removed_citations``, since "[1000…0]" from a looping small model would otherwise reach the
+# JSON (and int() refuses more than 4300 digits).
+MAX_DIGITS = 6
+_RUNAWAY = -1
 
 # A citation group: "[3]", "[1, 2]", "[1-3]" (or an en dash, \u2013), "[1 and 2]",
 # "[Source 2]", "[source 1, source 4]".
 _GROUP_RE = re.compile(
-    r"\[(?:sources?\s*)?(\d{1,3}(?:\s*(?:,|-|\u2013|and|&)\s*(?:sources?\s*)?\d{1,3})*)\]",
+    r"\[(?:sources?\s*)?(\d+(?:\s*(?:,|-|\u2013|and|&)\s*(?:sources?\s*)?\d+)*)\]",
     re.IGNORECASE,
 )
 # One number or range inside a group body.
@@ -93,6 +99,9 @@ def support(claim: set[str], source: set[str]) -> float:
 def _numbers(body: str) -> list[int]:
     out: list[int] = []
     for m in _PART_RE.finditer(body):
+        if len(m.group(1)) > MAX_DIGITS or len(m.group(2) or "") > MAX_DIGITS:
+            out.append(_RUNAWAY)
+            continue
         lo = int(m.group(1))
         hi = int(m.group(2)) if m.group(2) else lo
         if lo <= hi <= lo + MAX_RANGE:
@@ -209,7 +218,8 @@ def _check_sentence(
             if best in in_sentence:  # "[2][9]": source 2 is already cited right here
                 best = None
             if n not in words:
-                edits.removed.append(n)  # no such source; a supporting one takes its place
+                if n != _RUNAWAY:
+                    edits.removed.append(n)  # no such source; a supporting one takes its place
                 if best is not None:
                     edits.added.append(best)
             elif best is not None:
@@ -272,7 +282,7 @@ def cited_numbers(sentence: str) -> list[int]:
     """The source numbers a sentence cites, in order."""
     out: list[int] = []
     for g in _GROUP_RE.finditer(sentence):
-        out.extend(_numbers(g.group(1)))
+        out.extend(n for n in _numbers(g.group(1)) if n != _RUNAWAY)
     return list(dict.fromkeys(out))
 
 

@@ -158,6 +158,8 @@ def test_each_citation_may_be_backed_by_its_own_clause() -> None:
                 " [7]",
                 " [1, 3]",
                 " [1-2]",
+                " [1000]",
+                " [" + "1" + "0" * 5000 + "]",
                 ". ",
                 "\n",
                 ", ",
@@ -174,3 +176,13 @@ def test_any_answer_is_checked_into_a_stable_text_with_valid_numbers(pieces: lis
     assert set(report.cited) == numbers
     again = check_citations(report.text, SOURCES)
     assert again.text == report.text
+
+
+def test_a_runaway_number_is_dropped_not_kept_or_recorded() -> None:
+    # Seen from Gemma 3 270M in a report: "[1000…0]" with hundreds of zeros, which a
+    # three-digit pattern never saw as a citation, so it reached the report unchecked.
+    runaway = "[1" + "0" * 5000 + "]"
+    answer = f"The Eiffel Tower is 330 metres tall [1] {runaway}. Paris is the capital [1234]."
+    report = check_citations(answer, SOURCES)
+    assert re.findall(r"\[(\d+)\]", report.text) == ["1", "3"]
+    assert report.removed_citations == [1234]
