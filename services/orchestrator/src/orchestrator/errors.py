@@ -1,37 +1,76 @@
-"""Errors the orchestrator maps to RFC 7807 problems (HTTP) or to `error` events (runs)."""
+"""The orchestrator's domain errors: what went wrong, in domain terms, with no transport in them.
+
+Each error names its ``kind``; every face maps kinds to its own wire once, at its edge:
+``api/problems.py`` (``HTTP_STATUS``: RFC 7807 problem+json), ``mcp/errors.py`` (a tool error
+whose text the caller reads), the OpenAI-compatible face (its error object via the HTTP table).
+A subclass that tries to carry an HTTP status fails at import, so no status drifts back in.
+"""
 
 from __future__ import annotations
 
+from enum import StrEnum
+from typing import Any, ClassVar
 
-class ApiProblem(Exception):
-    """A request the API refuses; ``detail`` is safe to show the caller."""
 
-    status = 400
-    title = "Bad request"
+class ErrorKind(StrEnum):
+    """Why a request was refused; the faces' status tables are keyed by it."""
 
-    def __init__(self, detail: str) -> None:
+    MALFORMED = "malformed"  # the request cannot be read at all (bad syntax, bad header)
+    INVALID = "invalid"  # readable, but names something that is not allowed or not there
+    UNAUTHENTICATED = "unauthenticated"
+    FORBIDDEN = "forbidden"
+    NOT_FOUND = "not_found"
+    NOT_ACCEPTABLE = "not_acceptable"  # no representation the caller accepts
+    CONFLICT = "conflict"  # the resource's state does not allow it now
+    TOO_LARGE = "too_large"
+    UNSUPPORTED = "unsupported"  # a media type or format the server does not take
+    RATE_LIMITED = "rate_limited"
+    UNAVAILABLE = "unavailable"  # this server runs without the capability, or it is down
+
+
+class DomainError(Exception):
+    """A request the orchestrator refuses; ``detail`` is safe to show the caller.
+
+    ``code`` is an optional machine-readable reason (``search_off``, ``outside_roots``);
+    ``retry_after_s`` says when a rate-limited or capped request may be tried again.
+    """
+
+    kind: ClassVar[ErrorKind] = ErrorKind.MALFORMED
+    title: ClassVar[str] = "Bad request"
+    code: ClassVar[str | None] = None
+
+    def __init__(self, detail: str, *, retry_after_s: int | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.retry_after_s = retry_after_s
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "status" in cls.__dict__:
+            raise TypeError(
+                f"{cls.__name__}: a domain error names its kind, not an HTTP status "
+                "(the status table is in orchestrator/api/problems.py)"
+            )
 
 
-class SessionNotFound(ApiProblem):
+class SessionNotFound(DomainError):
     """No session with that id (never created, expired or deleted)."""
 
-    status = 404
+    kind = ErrorKind.NOT_FOUND
     title = "Session not found"
 
 
-class InvalidEdit(ApiProblem):
+class InvalidEdit(DomainError):
     """``edit_turn`` names no turn of an existing session."""
 
-    status = 422
+    kind = ErrorKind.INVALID
     title = "Invalid edit"
 
 
-class NotAcceptable(ApiProblem):
+class NotAcceptable(DomainError):
     """The Accept header names no representation the API produces."""
 
-    status = 406
+    kind = ErrorKind.NOT_ACCEPTABLE
     title = "Not acceptable"
 
 
@@ -47,33 +86,29 @@ class RunFailed(Exception):
 # --- deep research ---
 
 
-class ResearchNotFound(ApiProblem):
+class ResearchNotFound(DomainError):
     """No research run with that id (never created, or expired)."""
 
-    status = 404
+    kind = ErrorKind.NOT_FOUND
     title = "Research run not found"
 
 
-class ResearchConflict(ApiProblem):
+class ResearchConflict(DomainError):
     """The run's status does not allow the request (e.g. resuming a completed run)."""
 
-    status = 409
+    kind = ErrorKind.CONFLICT
     title = "Conflict"
 
 
-class TooManyResearchRuns(ApiProblem):
-    """The cap on research runs in flight is reached; ``headers`` carries Retry-After."""
+class TooManyResearchRuns(DomainError):
+    """The cap on research runs in flight is reached; ``retry_after_s`` says when to retry."""
 
-    status = 429
+    kind = ErrorKind.RATE_LIMITED
     title = "Too many research runs"
 
-    def __init__(self, detail: str, retry_after_s: int) -> None:
-        super().__init__(detail)
-        self.headers = {"Retry-After": str(retry_after_s)}
 
-
-class ResearchUnavailable(ApiProblem):
+class ResearchUnavailable(DomainError):
     """This server runs without deep research (its LLM wiring has no generic calls)."""
 
-    status = 503
+    kind = ErrorKind.UNAVAILABLE
     title = "Research unavailable"

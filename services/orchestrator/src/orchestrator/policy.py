@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from orchestrator.errors import ApiProblem
+from orchestrator.errors import DomainError, ErrorKind
 
 SEARCH_OFF = "Web search is off (ORCHESTRATOR_WEB_SEARCH=off) and no local documents are searched."
 
@@ -25,10 +25,10 @@ class SourcesPolicy(Protocol):
     def allowed_sources(self, sources: Sequence[str]) -> tuple[str, ...]: ...
 
 
-class SearchOff(ApiProblem):
+class SearchOff(DomainError):
     """The request leaves nothing to search: it asked only for sources that are off."""
 
-    status = 422
+    kind = ErrorKind.INVALID
     title = "Nothing to search"
     code = "search_off"
 

@@ -17,7 +17,7 @@ from orchestrator.api.routes import get_runtime, negotiate
 from orchestrator.api.runtime import Runtime
 from orchestrator.corpus.indexer import Counts, RefreshResult
 from orchestrator.corpus.service import CorpusService, CorpusUnavailable
-from orchestrator.errors import ApiProblem
+from orchestrator.errors import DomainError
 
 _PROBLEMS: dict[int | str, dict[str, Any]] = {
     code: {"model": Problem, "content": {"application/problem+json": {}}}
@@ -116,7 +116,7 @@ async def _stream(service: CorpusService, folder: str, fmt: str) -> AsyncIterato
     seq += 1
     try:
         result = task.result()
-    except ApiProblem as err:
+    except DomainError as err:
         yield _frame(seq, "error", {"code": "corpus_unavailable", "message": err.detail}, fmt)
         return
     yield _frame(seq, "refresh.completed", _final(result), fmt)

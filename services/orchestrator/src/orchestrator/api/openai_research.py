@@ -16,17 +16,13 @@ import orjson
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from orchestrator.api import chat_format as fmt
-from orchestrator.api.problems import problem
-from orchestrator.errors import ApiProblem
+from orchestrator.api.problems import openai_problem, openai_problem_for
+from orchestrator.errors import DomainError
 from orchestrator.mcp.backend import research_progress_line
 from orchestrator.research.owned import OwnedRuns
 from orchestrator.research.state import ResearchState
 
 _END = frozenset({"research.completed", "research.cancelled", "error"})
-
-
-def _problem(status: int, detail: str, code: str, kind: str) -> Response:
-    return problem(status, detail, error={"message": detail, "type": kind, "code": code})
 
 
 def report_body(state: ResearchState) -> str:
@@ -50,10 +46,8 @@ async def research_completion(
     chunks."""
     try:
         record = await manager.create(question, "deep-research", None, sources)
-    except ApiProblem as err:  # the in-flight cap
-        refused = _problem(err.status, err.detail, "rate_limit_exceeded", "rate_limit_error")
-        refused.headers.update(getattr(err, "headers", None) or {})  # its Retry-After
-        return refused
+    except DomainError as err:  # the in-flight cap
+        return openai_problem_for(err)
     completion_id = f"chatcmpl-{record.id}"
     if stream:
         chunks = _chunks(manager, record.id, completion_id, model)
@@ -63,7 +57,7 @@ async def research_completion(
     final, state = await manager.record(record.id)
     if final.status != "completed":
         error = state.error or {"code": final.status, "message": f"The run ended {final.status}."}
-        return _problem(503, str(error["message"]), str(error["code"]), "server_error")
+        return openai_problem(503, str(error["message"]), str(error["code"]), "server_error")
     content = fmt.to_footnote_refs(report_body(state)) + fmt.footnotes(
         [s.public() for s in state.sources]
     )
@@ -130,5 +124,5 @@ async def _chunks(
         yield b"data: [DONE]\n\n"
     finally:
         if not ended:  # the client went away: stop the run
-            with contextlib.suppress(ApiProblem):
+            with contextlib.suppress(DomainError):
                 await manager.cancel(run_id)

@@ -22,7 +22,7 @@ from orchestrator.agent.loop import run_question
 from orchestrator.agent.state import RunOptions
 from orchestrator.api import chat_format as fmt
 from orchestrator.api.openai_research import research_completion
-from orchestrator.api.problems import problem
+from orchestrator.api.problems import openai_problem, openai_problem_for
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.routes import PrincipalDep, RuntimeDep
 from orchestrator.api.streaming import EventStreamResponse, drive
@@ -58,10 +58,6 @@ class ChatRequest(BaseModel):
     model: str = Field(min_length=1, max_length=100)
     messages: list[ChatMessage] = Field(min_length=1, max_length=500)
     stream: bool = False
-
-
-def _openai_problem(status: int, detail: str, code: str, kind: str) -> Response:
-    return problem(status, detail, error={"message": detail, "type": kind, "code": code})
 
 
 @router.get("/models")
@@ -176,25 +172,25 @@ async def chat_completions(
     if body.model not in MODELS:
         names = ", ".join(MODELS)
         detail = f"Unknown model {body.model!r}; use one of: {names} (GET /v1/models)."
-        return _openai_problem(404, detail, "model_not_found", "invalid_request_error")
+        return openai_problem(404, detail, "model_not_found", "invalid_request_error")
     research = getattr(request.app.state, "research", None)
     if body.model == RESEARCH_MODEL and research is None:
         detail = "quarry-research is not available on this server; use quarry-search."
-        return _openai_problem(404, detail, "model_not_found", "invalid_request_error")
+        return openai_problem(404, detail, "model_not_found", "invalid_request_error")
     texts = [(m.role, fmt.message_text(m.content).strip()) for m in body.messages]
     role, question = texts[-1]
     if role != "user" or not question:
         detail = "The last message must be a user message with text: it is the question."
-        return _openai_problem(400, detail, "invalid_messages", "invalid_request_error")
+        return openai_problem(400, detail, "invalid_messages", "invalid_request_error")
     if len(question) > MAX_QUESTION_CHARS:
         detail = f"The question is longer than {MAX_QUESTION_CHARS} characters."
-        return _openai_problem(400, detail, "question_too_long", "invalid_request_error")
+        return openai_problem(400, detail, "question_too_long", "invalid_request_error")
     if body.model == RESEARCH_MODEL and research is not None:
         await enforce(request, "research")
         try:
             sources = list(research_sources(None, runtime.deps.settings))
         except SearchOff as err:
-            return _openai_problem(422, err.detail, err.code, "invalid_request_error")
+            return openai_problem_for(err)
         return await research_completion(
             research.for_(who), body.model, question, sources, stream=body.stream
         )
@@ -237,5 +233,5 @@ async def chat_completions(
     if result["status"] == "error" and result["error"]:
         code = str(result["error"]["code"])
         status = 404 if code == "no_results" else 503
-        return _openai_problem(status, str(result["error"]["message"]), code, "server_error")
+        return openai_problem(status, str(result["error"]["message"]), code, "server_error")
     return JSONResponse(_completion(completion_id, body.model, result, created))

@@ -1,4 +1,8 @@
-"""RFC 7807 problem responses, the exception handlers that make them, and the body guard."""
+"""RFC 7807 problem responses, the exception handlers that make them, and the body guard.
+
+The HTTP edge of the domain errors: ``HTTP_STATUS`` is the one table from an error's kind to
+its status (the OpenAI-compatible face uses it too, with its own error object).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from orchestrator.errors import ApiProblem
+from orchestrator.errors import DomainError, ErrorKind
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +38,34 @@ _TITLES = {
     500: "Internal error",
     503: "Service unavailable",
 }
+
+
+#: Every domain error kind's HTTP status. A kind missing here fails the unit test that walks
+#: ``ErrorKind``, so a new kind cannot reach a client as a 500.
+HTTP_STATUS: dict[ErrorKind, int] = {
+    ErrorKind.MALFORMED: 400,
+    ErrorKind.UNAUTHENTICATED: 401,
+    ErrorKind.FORBIDDEN: 403,
+    ErrorKind.NOT_FOUND: 404,
+    ErrorKind.NOT_ACCEPTABLE: 406,
+    ErrorKind.CONFLICT: 409,
+    ErrorKind.TOO_LARGE: 413,
+    ErrorKind.UNSUPPORTED: 415,
+    ErrorKind.INVALID: 422,
+    ErrorKind.RATE_LIMITED: 429,
+    ErrorKind.UNAVAILABLE: 503,
+}
+#: The OpenAI error object's ``type`` per kind (what its SDKs switch on); the rest are
+#: ``invalid_request_error``.
+_OPENAI_TYPE = {
+    ErrorKind.UNAUTHENTICATED: "authentication_error",
+    ErrorKind.FORBIDDEN: "permission_error",
+    ErrorKind.RATE_LIMITED: "rate_limit_error",
+    ErrorKind.UNAVAILABLE: "server_error",
+}
+#: OpenAI's own ``code`` where it has one for a kind (its SDKs and clients match on it); other
+#: errors carry their own code, or their kind.
+_OPENAI_CODE = {ErrorKind.RATE_LIMITED: "rate_limit_exceeded"}
 
 
 def problem_body(
@@ -60,6 +92,32 @@ def problem(
     return Response(body, status_code=status, media_type=PROBLEM_JSON)
 
 
+def domain_problem(err: DomainError, *, instance: str | None = None) -> Response:
+    """The problem+json response for a domain error (status from ``HTTP_STATUS``)."""
+    extra = {"code": err.code} if err.code else {}
+    response = problem(
+        HTTP_STATUS[err.kind], err.detail, instance=instance, title=err.title, **extra
+    )
+    if err.retry_after_s is not None:
+        response.headers["Retry-After"] = str(err.retry_after_s)
+    return response
+
+
+def openai_problem(status: int, detail: str, code: str, kind: str) -> Response:
+    """A problem that also carries OpenAI's ``error`` object, which its SDKs read."""
+    return problem(status, detail, error={"message": detail, "type": kind, "code": code})
+
+
+def openai_problem_for(err: DomainError) -> Response:
+    """A domain error as the OpenAI-compatible face answers it."""
+    kind = _OPENAI_TYPE.get(err.kind, "invalid_request_error")
+    code = err.code or _OPENAI_CODE.get(err.kind, err.kind.value)
+    response = openai_problem(HTTP_STATUS[err.kind], err.detail, code, kind)
+    if err.retry_after_s is not None:
+        response.headers["Retry-After"] = str(err.retry_after_s)
+    return response
+
+
 def _field(loc: tuple[Any, ...]) -> str:
     parts = [str(p) for p in loc if p != "body"]
     return ".".join(parts) or "body"
@@ -76,13 +134,8 @@ async def _on_validation(request: Request, exc: Exception) -> Response:
     return problem(422, summary, instance=request.url.path, errors=details)
 
 
-async def _on_api_problem(request: Request, exc: Exception) -> Response:
-    err = cast(ApiProblem, exc)
-    code = getattr(err, "code", None)  # a machine-readable reason, where the problem has one
-    extra = {"code": code} if isinstance(code, str) else {}
-    response = problem(err.status, err.detail, instance=request.url.path, title=err.title, **extra)
-    response.headers.update(getattr(err, "headers", None) or {})  # e.g. 429's Retry-After
-    return response
+async def _on_domain_error(request: Request, exc: Exception) -> Response:
+    return domain_problem(cast(DomainError, exc), instance=request.url.path)
 
 
 async def _on_http(request: Request, exc: Exception) -> Response:
@@ -106,7 +159,7 @@ async def _on_unexpected(request: Request, exc: Exception) -> Response:
 def install_problem_handlers(app: FastAPI) -> None:
     """Make every error response an RFC 7807 problem; never a traceback."""
     app.add_exception_handler(RequestValidationError, _on_validation)
-    app.add_exception_handler(ApiProblem, _on_api_problem)
+    app.add_exception_handler(DomainError, _on_domain_error)
     app.add_exception_handler(StarletteHTTPException, _on_http)
     app.add_exception_handler(Exception, _on_unexpected)
 

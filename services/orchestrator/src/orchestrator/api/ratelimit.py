@@ -31,7 +31,7 @@ from limits.aio.strategies import MovingWindowRateLimiter
 
 from orchestrator.api.security import CLIENT_KEY
 from orchestrator.config import Settings
-from orchestrator.errors import ApiProblem
+from orchestrator.errors import DomainError, ErrorKind
 
 #: Endpoint families: questions = /v1/search (and chat completions), research = deep-research
 #: runs, indexing = /v1/corpus/refresh.
@@ -41,16 +41,14 @@ NEAR_CODE = "rate_limit_near"
 logger = logging.getLogger(__name__)
 
 
-class RateLimited(ApiProblem):
-    """The client used up a limit; ``retry_after`` is whole seconds until it frees up."""
+class RateLimited(DomainError):
+    """The client used up a limit; ``retry_after_s`` is whole seconds until it frees up."""
 
-    status = 429
+    kind = ErrorKind.RATE_LIMITED
     title = "Too many requests"
 
     def __init__(self, detail: str, retry_after: int) -> None:
-        super().__init__(detail)
-        self.retry_after = retry_after
-        self.headers = {"Retry-After": str(retry_after)}
+        super().__init__(detail, retry_after_s=retry_after)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from orchestrator.api.research_models import ContinueRequest, EmptyRequest, Rese
 from orchestrator.api.routes import OwnerParam, PrincipalDep, negotiate
 from orchestrator.api.runtime import Runtime
 from orchestrator.config import Settings
-from orchestrator.errors import ApiProblem, NotAcceptable, ResearchUnavailable
+from orchestrator.errors import DomainError, NotAcceptable, ResearchUnavailable
 from orchestrator.policy import research_sources
 from orchestrator.research.context import ResearchLLM
 from orchestrator.research.events import sse
@@ -82,7 +82,7 @@ RunId = Annotated[str, Path(pattern=RUN_ID_PATTERN)]
 router = APIRouter(prefix="/v1/research", tags=["research"])
 
 
-class BadLastEventId(ApiProblem):
+class BadLastEventId(DomainError):
     """Last-Event-ID is not a sequence number."""
 
 

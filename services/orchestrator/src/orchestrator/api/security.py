@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from orchestrator.api.problems import PROBLEM_JSON, problem_body
 from orchestrator.config import Settings, is_loopback
-from orchestrator.errors import ApiProblem
+from orchestrator.errors import DomainError, ErrorKind
 from orchestrator.principals import (
     LOCAL,
     Credential,
@@ -336,10 +336,10 @@ def _credential(token: str | Credential) -> Credential:
     return Credential(token, Principal(unnamed_id(token)))
 
 
-class NotAuthenticated(ApiProblem):
+class NotAuthenticated(DomainError):
     """A data route reached without a principal (it never passed the token check)."""
 
-    status = 401
+    kind = ErrorKind.UNAUTHENTICATED
     title = "Unauthorized"
 
 

@@ -17,7 +17,7 @@ from orchestrator.corpus.indexer import (
     Progress,
     RefreshResult,
 )
-from orchestrator.errors import ApiProblem
+from orchestrator.errors import DomainError, ErrorKind
 
 logger = logging.getLogger(__name__)
 
@@ -38,40 +38,40 @@ def _shown(path: str) -> str:
     return repr(path if len(path) <= 200 else path[:199] + "…")
 
 
-class MalformedPath(ApiProblem):
+class MalformedPath(DomainError):
     """A path no filesystem call can take (a NUL byte)."""
 
-    status = 400
+    kind = ErrorKind.MALFORMED
     title = "Invalid path"
 
 
-class BadPath(ApiProblem):
+class BadPath(DomainError):
     """No folder to index, or a relative path."""
 
-    status = 422
+    kind = ErrorKind.INVALID
     title = "Invalid path"
 
 
-class PathForbidden(ApiProblem):
+class PathForbidden(DomainError):
     """The path is outside the corpus roots and the request may not index it."""
 
-    status = 403
+    kind = ErrorKind.FORBIDDEN
     title = "Path not allowed"
     #: Machine-readable reason, so a client can ask its user and retry with allow_outside.
     code = "outside_roots"
 
 
-class PathNotFound(ApiProblem):
+class PathNotFound(DomainError):
     """The folder to index does not exist."""
 
-    status = 404
+    kind = ErrorKind.NOT_FOUND
     title = "Folder not found"
 
 
-class CorpusUnavailable(ApiProblem):
+class CorpusUnavailable(DomainError):
     """The index service (which holds the corpus) cannot be reached."""
 
-    status = 503
+    kind = ErrorKind.UNAVAILABLE
     title = "Corpus unavailable"
 
 

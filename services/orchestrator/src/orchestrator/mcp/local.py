@@ -20,9 +20,10 @@ from orchestrator.api.routes import answer_in_session, run_options
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.security import principal_of
 from orchestrator.corpus.indexer import Counts
-from orchestrator.errors import ApiProblem
+from orchestrator.errors import DomainError
 from orchestrator.events import EventSink, ResultCollector
 from orchestrator.mcp.backend import Progress, ToolError, research_progress_line
+from orchestrator.mcp.errors import tool_error
 from orchestrator.policy import SearchOff, research_sources
 from orchestrator.principals import Principal
 from orchestrator.research.manager import ResearchManager
@@ -44,8 +45,8 @@ class LocalBackend:
         # No HTTP request, no identity: see nothing rather than someone's data.
         try:
             return principal_of(self._request.state if self._request is not None else None)
-        except ApiProblem as err:
-            raise ToolError(err.detail) from None
+        except DomainError as err:
+            raise tool_error(err) from None
 
     async def _limit(self, family: Family) -> None:
         if self._request is None:
@@ -53,7 +54,7 @@ class LocalBackend:
         try:
             await enforce(self._request, family)
         except RateLimited as err:
-            raise ToolError(f"{err.detail} Retry in {err.retry_after} s.") from None
+            raise tool_error(err) from None
 
     async def search(self, query: str, sources: list[str] | None, progress: Progress) -> Any:
         """One quick-search run in a new session; progress lines as the run goes."""
@@ -62,7 +63,7 @@ class LocalBackend:
         try:
             options = run_options(self._runtime, SearchOptions.model_validate({"sources": sources}))
         except SearchOff as err:
-            raise ToolError(err.detail) from None
+            raise tool_error(err) from None
         sink = EventSink()
         collector = ResultCollector()
         run_id = uuid.uuid4().hex
@@ -100,8 +101,8 @@ class LocalBackend:
             raise ToolError("Local documents are not configured on this server.")
         try:
             folder = service.resolve(path)
-        except ApiProblem as err:
-            raise ToolError(err.detail) from None
+        except DomainError as err:
+            raise tool_error(err) from None
         latest: list[Counts] = []
         task = service.start_refresh(folder, lambda counts: latest.append(counts))
         while not task.done():
@@ -111,8 +112,8 @@ class LocalBackend:
                 await progress(f"Indexed {counts.done} of {counts.total} files.")
         try:
             result = task.result()
-        except ApiProblem as err:
-            raise ToolError(err.detail) from None
+        except DomainError as err:
+            raise tool_error(err) from None
         return result.as_dict()
 
     async def session(self, session_id: str) -> Any:
@@ -129,15 +130,15 @@ class LocalBackend:
         try:
             sources = research_sources(None, self._runtime.deps.settings)
             record = await manager.create(query, mode, None, sources)
-        except ApiProblem as err:  # the in-flight cap
-            raise ToolError(err.detail) from None
+        except DomainError as err:  # the in-flight cap
+            raise tool_error(err) from None
         try:
             async for event in manager.follow(record.id, -1, manager.heartbeat_s):
                 line = research_progress_line(event.type, event.data) if event else None
                 if line:
                     await progress(line)
         except asyncio.CancelledError:
-            with contextlib.suppress(ApiProblem):
+            with contextlib.suppress(DomainError):
                 await manager.cancel(record.id)
             raise
         final, state = await manager.record(record.id)

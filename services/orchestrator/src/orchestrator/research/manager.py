@@ -104,7 +104,8 @@ class ResearchManager:
         cap = self._settings.research_max_inflight
         if len(self._live) + self._starting >= cap:
             raise TooManyResearchRuns(
-                f"{cap} research runs are already in flight; try again later.", RETRY_AFTER_S
+                f"{cap} research runs are already in flight; try again later.",
+                retry_after_s=RETRY_AFTER_S,
             )
 
     def _expired(self, record: RunRecord) -> bool:
