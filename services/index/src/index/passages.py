@@ -10,12 +10,16 @@ RRF ranks every passage that shares a word with the query, so a floor keeps the 
 documents out of answers they have nothing to say to (issue 23 item 4): an off-topic question
 then falls through to the web or to the labelled model-only answer. A passage counts only
 when its cosine to the query reaches ``min_cosine`` or its BM25, as a share of the most the
-query's terms could score (each term's idf; a word the index lacks counts too), reaches
+query's subject terms could score (each term's idf; a word the index lacks counts too; the
+question words "what", "how", "does" … are left out, ranker.analyzer.QUESTION_WORDS), reaches
 ``strong_bm25``; without vectors, when that share reaches ``min_bm25``. The floors were
 chosen on Quarry's own docs (README + docs/, 202 passages) with 20 on-topic and 20
-off-topic questions (services/index/tests/unit/test_floor.py): on-topic best cosine
-0.29-0.76 and BM25 share 0.20-0.63; off-topic 0.12-0.22 (two about SQLite and Git, which
-the README names: 0.35-0.38) and 0.05-0.22.
+off-topic questions (services/index/tests/integration/test_floor.py): on-topic best cosine
+0.29-0.76; off-topic 0.12-0.22 (two about SQLite and Git, which the README names:
+0.35-0.38). BM25 shares of the question's subject terms: on-topic 0.27-0.72, off-topic
+0.00-0.21 (counting the question words too, as before 2026-11-27, they were 0.20-0.56 and
+0.05-0.21: "what" and "how" dragged every share down, and a one-note corpus asked "What is
+…?" fell under the floor).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ Floats = npt.NDArray[np.float64]
 DEPTH = 100
 # The relevance floors (see the module doc for the data they come from).
 MIN_COSINE = 0.25
-MIN_BM25 = 0.15
+MIN_BM25 = 0.23
 STRONG_BM25 = 0.35
 
 
@@ -82,6 +86,23 @@ def _most(snap: Snapshot, terms: Sequence[str]) -> float:
     return total or 1.0
 
 
+def _ids(snap: Snapshot, terms: Sequence[str]) -> list[int]:
+    return [t for t in (snap.term_ids.get(term) for term in terms) if t is not None]
+
+
+def _share(
+    analyzer: Analyzer, snap: Snapshot, query: str, terms: Sequence[str], bm25: Floats
+) -> Floats:
+    """Each passage's BM25 for the question's subject terms (question words left out: "what",
+    "how", "does" say nothing of the subject, and a corpus without "what" is no less on topic)
+    as a share of the most those terms could score."""
+    subject = analyzer.subject_terms(query)
+    if len(subject) != len(terms):
+        ids = _ids(snap, subject)
+        bm25 = snap.scores(ids) if ids else np.zeros(snap.n_chunks)
+    return bm25 / _most(snap, subject)
+
+
 def _relevant(
     snap: Snapshot, share: Floats, sims: Floats | None, params: PassageParams
 ) -> npt.NDArray[np.bool_]:
@@ -124,13 +145,14 @@ def search_passages(
 
     for i, query in enumerate(queries):
         terms = analyzer.query_terms(query)
-        ids = [t for t in (snap.term_ids.get(term) for term in terms) if t is not None]
-        share = snap.scores(ids) / _most(snap, terms) if ids else np.zeros(snap.n_chunks)
+        ids = _ids(snap, terms)
+        bm25 = snap.scores(ids) if ids else np.zeros(snap.n_chunks)
+        share = _share(analyzer, snap, query, terms, bm25)
         sims = None if query_vectors is None else _cosines(snap, query_vectors[i])
         relevant = _relevant(snap, share, sims, params)
         keep = relevant if mask is None else relevant & mask
         if ids:
-            add(_top(share, keep, DEPTH), lexical)
+            add(_top(bm25, keep, DEPTH), lexical)
         if sims is not None:
             add(_top(sims + 2.0, keep & snap.present, DEPTH), dense)
     ranked = sorted(fused, key=lambda c: (-fused[c], c))

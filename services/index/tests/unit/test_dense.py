@@ -223,3 +223,13 @@ async def test_a_start_with_a_new_model_embeds_the_stored_passages_in_the_backgr
     again = IndexServicer(Settings(port=0), Corpus(ANALYZER, tmp_path, embedder=FakeEmbedder()))
     await again.warm_up()
     assert again._backfill is None  # the vectors were persisted: nothing to do
+
+
+def test_the_floor_measures_a_question_by_its_subject_not_its_question_words() -> None:
+    # One note: every term of it is rare, so "what" (no passage holds it) weighed as much as
+    # the subject and put the only matching note under the BM25 floor (share 0.156 < 0.15).
+    c = Corpus(ANALYZER)
+    c.stage(c.prepare([_doc("vault", "The vault combination is 31-41-59.")]), [])
+    c.commit()
+    assert _search(c, "What is the vault combination?")[0] == ["local:/notes/vault.md"]
+    assert _search(c, "What is the capital of France?")[0] == []

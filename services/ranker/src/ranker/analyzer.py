@@ -81,6 +81,22 @@ STEM_CACHE_MAX = 500_000
 STOPWORDS = frozenset((*STOPWORDS_EN, *_CONTRACTION_REMNANTS))
 
 
+# The words that make a sentence a question and say nothing of its subject: interrogatives,
+# auxiliaries and the asker's pronouns. Not index stop-words (a page may well be about "how" or
+# "can"), but a question's coverage of a passage is measured without them: "What is speed
+# mode?" asks about "speed mode", and a corpus without the word "what" is no less on topic
+# (index/passages.py's relevance floor).
+QUESTION_WORDS = frozenset(
+    (
+        *("what", "which", "who", "whom", "whose", "when", "where", "why", "how"),
+        *("do", "does", "did", "done", "can", "could", "should", "would", "will", "shall"),
+        *("may", "might", "must", "am", "are", "was", "were", "been", "being", "has", "have"),
+        *("had", "i", "me", "my", "we", "our", "you", "your", "there", "here", "any", "some"),
+        *("about", "tell", "explain", "please", "also", "much", "many"),
+    )
+)
+
+
 def _has_caps(text: str) -> bool:
     """Whether ``text`` may hold two upper-case words in a row (a cheap pre-check)."""
     return _CAPS_RE.search(text) is not None
@@ -196,3 +212,13 @@ class Analyzer:
     def query_terms(self, text: str) -> list[str]:
         """Distinct terms of a query, in first-occurrence order (repeats count once)."""
         return list(dict.fromkeys(self.terms(text)))
+
+    def subject_terms(self, text: str) -> list[str]:
+        """The query terms of ``text`` without its question words (``QUESTION_WORDS``): what
+        the question is about (none for a question made of question words alone)."""
+        terms = self.query_terms(text)
+        asked = {t for t in self.surface_tokens(text) if t in QUESTION_WORDS}
+        if not asked:
+            return terms
+        dropped = set(self.query_terms(" ".join(asked)))
+        return [t for t in terms if t not in dropped]

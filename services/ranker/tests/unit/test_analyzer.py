@@ -102,3 +102,12 @@ def test_compound_terms_never_collide_with_word_terms_and_can_be_switched_off() 
     off = Analyzer(AnalyzerConfig(compounds=False))
     assert off.terms("git push -u core.autocrlf") == ["git", "push", "u", "core", "autocrlf"]
     assert AnalyzerConfig().signature() != AnalyzerConfig(compounds=False).signature()
+
+
+def test_subject_terms_leave_out_the_question_words() -> None:
+    a = Analyzer()
+    assert "what" in a.query_terms("What is the vault combination?")
+    assert a.subject_terms("What is the vault combination?") == ["vault", "combin"]
+    assert a.subject_terms("How do I use --force?") == ["use", "forc", "--force"]
+    assert a.subject_terms("vault combination") == a.query_terms("vault combination")
+    assert a.subject_terms("What is it?") == []
