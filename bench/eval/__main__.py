@@ -190,6 +190,9 @@ def main() -> None:
         configs = evidence_configs()
     else:
         configs = relay_configs(modes) if args.llm else mode_configs(modes)
+    # A configuration none of the chosen questions is for starts no stack (--sets apache: no
+    # local corpus to index).
+    configs = [c for c in configs if any(q.kind in c.kinds for q in questions)]
     start = time.monotonic()
     commit = _commit()  # of the code that runs (a commit during the run does not count)
     partial = args.json.with_suffix(".partial.jsonl") if args.json else None

@@ -24,13 +24,14 @@ GIT = (
 )
 SOURCES = {1: SQLITE, 2: GIT}
 
-# (sentence, expected mark): copied or paraphrased claims are supported; a changed value or a
-# swapped entity keeps the topic words and lands in "partly" at most.
+# (sentence, expected mark): copied or paraphrased claims are supported; a swapped entity keeps
+# the topic words and lands in "partly" at most; a changed value is unsupported (its value is
+# the claim: half or more of the sentence's values missing from the passage).
 CASES = [
     ("The default value of SQLITE_MAX_LENGTH is 1 billion bytes [1].", "supported"),
     ("SQLite limits strings and BLOBs with the macro SQLITE_MAX_LENGTH [1].", "supported"),
     ("git gc prunes loose objects older than two weeks by default [2].", "supported"),
-    ("The default value of SQLITE_MAX_LENGTH is 2 million bytes [1].", "partly"),
+    ("The default value of SQLITE_MAX_LENGTH is 2 million bytes [1].", "unsupported"),
     ("git gc prunes packed refs older than three months by default [2].", "partly"),
     ("PostgreSQL stores large objects in a separate TOAST table [1].", "unsupported"),
     ("Rebasing rewrites the commit history of the branch [2].", "unsupported"),
@@ -39,6 +40,25 @@ CASES = [
 
 @pytest.mark.parametrize(("sentence", "expected"), CASES)
 def test_marks_follow_the_cited_passage(sentence: str, expected: str) -> None:
+    mark = mark_sentence(sentence, SOURCES)
+    assert mark.support == expected, mark
+
+
+# Values (numbers, names, flags) the passage lacks cap the mark, however many words match.
+VALUE_CASES = [
+    ("The default value of SQLITE_MAX_LENGTH is 2 billion bytes [1].", "unsupported"),
+    ("The SQLITE_MAX_LENGTH macro defaults to 1,000,000,000 bytes [1].", "supported"),
+    ("SQLITE_MAX_LENGTH and SQLITE_MAX_SQL_LENGTH default to 1 billion bytes [1].", "partly"),
+    (
+        "The gc.pruneExpire variable overrides the default prune date of git gc --prune [2].",
+        "supported",
+    ),
+    ("The gc.reflogExpire variable overrides the default prune date of git gc [2].", "unsupported"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "expected"), VALUE_CASES)
+def test_values_the_passage_lacks_cap_the_mark(sentence: str, expected: str) -> None:
     mark = mark_sentence(sentence, SOURCES)
     assert mark.support == expected, mark
 

@@ -12,7 +12,7 @@ from orchestrator.agent.domain import Evidence
 from orchestrator.agent.fusion import origin_of
 from orchestrator.agent.ports import Checked
 from orchestrator.agent.state import RunState
-from orchestrator.citations import cited_numbers
+from orchestrator.citations import cited_numbers, strip_citations
 from orchestrator.errors import RunFailed
 from orchestrator.llm.think import Thought
 from orchestrator.support import (
@@ -24,6 +24,12 @@ from orchestrator.support import (
 )
 
 EXCERPT_CHARS = 300
+# Before the model's draft when no source supports any of its claims.
+DRAFT_LABEL = "\n\nThe model's answer, which no source supports:\n\n"
+# A last piece of text that ends no sentence and has at least this many words was cut short
+# (a token or time budget), not a list item or a label.
+FRAGMENT_WORDS = 6
+_ENDS = (".", "!", "?", ":", ";", ")", '"', "'", "`", "*", "]", ">", "…")
 
 
 def number_sources(evidence: Sequence[Evidence]) -> list[Evidence]:
@@ -91,9 +97,14 @@ async def synthesise(state: RunState, evidence: Sequence[Evidence]) -> tuple[Che
         report = SupportReport(marks)
         if report.unsupported:
             # Nothing the model wrote is backed by a source: say so plainly, quoting the
-            # passage that best matches the question if one does.
+            # passage that best matches the question if one does. Streamed faces get the note
+            # last (they cannot take text back); the final answer leads with it, the model's
+            # unsupported draft after it, labelled.
             note = sources_dont_say(state.question, checker.numbered)
             emit_sentence(state, report.sentences, _engine_note("\n\n" + note))
+            report = SupportReport(
+                [_engine_note(note), _engine_note(DRAFT_LABEL), *report.sentences[:-1]]
+            )
         checked = checker.checked(report)
         span.set_attribute("ae.cited", len(checked.cited))
         span.set_attribute("ae.removed_citations", len(checked.removed_citations))
@@ -164,6 +175,16 @@ def _engine_note(text: str) -> SentenceMark:
     return SentenceMark(text, cited_numbers(text), None, 0.0)
 
 
+def _cut_short(rest: str, text: str, timed_out: bool) -> bool:
+    """Whether the stream's last piece is a sentence cut off mid-way (outside code)."""
+    if text.count("```") % 2:  # inside a code block: code is kept as written
+        return False
+    bare = strip_citations(rest).rstrip()
+    if not bare or bare.endswith(_ENDS):
+        return False
+    return timed_out or len(bare.split()) >= FRAGMENT_WORDS
+
+
 def emit_sentence(state: RunState, marks: list[SentenceMark], mark: SentenceMark) -> None:
     """Record ``mark`` and emit it as an `answer.sentence` event."""
     marks.append(mark)
@@ -232,8 +253,12 @@ async def stream_answer(
         # Closing the generator closes the LLM's HTTP stream now, not at garbage collection.
         if isinstance(stream, AsyncGenerator):
             await stream.aclose()
-    sentences(cutter.flush())
+    rest = cutter.flush()
     text = "".join(parts)
+    if rest and marks and _cut_short(rest[0], text, timed_out):
+        # Trim to the last full sentence: half a sentence reads as a claim it is not.
+        rest = []
+    sentences(rest)
     if not text[len(prefix) :].strip():
         why = "before the time budget ran out" if timed_out else "(an empty reply)"
         raise RunFailed(

@@ -1,0 +1,55 @@
+"""The answer as synthesis leaves it (agent/synthesise.py): never cut mid-sentence, and an
+answer nothing supports leads with the engine's plain "the sources don't say"."""
+
+from __future__ import annotations
+
+from orchestrator.schemas import Judgement
+from orchestrator.support import SOURCES_DONT_SAY
+
+from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
+from services.orchestrator.tests.unit.harness import first, harness
+
+URLS = [f"http://site{i}.test/page" for i in range(2)]
+PAGES = {
+    u: ("Quarry", f"quarry is an answer engine that reads pages {i}.") for i, u in enumerate(URLS)
+}
+SUFFICIENT = Judgement(sufficiency="sufficient")
+
+
+def _searcher() -> ScriptedSearcher:
+    # The snippets suffice (SUFFICIENT): they are the sources the answer is checked against.
+    return ScriptedSearcher(
+        default=hits(*URLS, words="quarry is an answer engine that reads pages")
+    )
+
+
+async def test_an_answer_the_token_budget_cut_ends_at_its_last_full_sentence() -> None:
+    whole = "Quarry is an answer engine that reads pages [1]."
+    cut = " It reads every page the search engine returns and then"
+    brain = ScriptedBrain(judgements=[SUFFICIENT], answer_text=whole + cut)
+    async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
+        events = await h.run("what is quarry", prefetch=False)
+    done = first(events, "answer.completed").data
+    assert done["text"].strip() == whole
+    assert done["sentences"][-1]["text"].strip() == whole
+
+
+async def test_a_short_last_line_is_kept() -> None:
+    text = "Quarry is an answer engine that reads pages [1]. See also:\n- quarry index"
+    brain = ScriptedBrain(judgements=[SUFFICIENT], answer_text=text)
+    async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
+        events = await h.run("what is quarry", prefetch=False)
+    assert first(events, "answer.completed").data["text"].endswith("- quarry index")
+
+
+async def test_an_answer_nothing_supports_leads_with_the_sources_dont_say() -> None:
+    draft = "Volcanic eruptions under the seabed double every tide in December [1]."
+    brain = ScriptedBrain(judgements=[SUFFICIENT], answer_text=draft)
+    async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
+        events = await h.run("what is quarry", prefetch=False)
+    done = first(events, "answer.completed").data
+    assert done["text"].startswith(SOURCES_DONT_SAY)
+    assert "which no source supports" in done["text"]
+    assert done["sentences"][0]["support"] is None  # the engine's note, not a claim
+    assert done["sentences"][-1]["support"] == "unsupported"
+    assert "[1]" not in done["text"].split("which no source supports")[1]
