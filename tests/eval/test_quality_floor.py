@@ -52,7 +52,9 @@ CONFIGS = (
 FLOORS = {
     ("default", "snippet"): (75, 75, 75),
     ("default", "deep"): (80, 80, 50),
-    ("default", "two_page"): (40, 40, 40),
+    # Raised from (40, 40, 40) on 2026-11-27: both make eval runs that day (before and after the
+    # support-check work) kept 4 of the 5 in balanced (the default here); one of slack.
+    ("default", "two_page"): (60, 60, 40),
     ("default +gap", "two_page"): (80, 80, 80),
     # Set from `make eval --modes speed` on 2026-11-27, where this subset scored 100/100/100
     # (snippet), 100/80/80 (deep) and 60/0/60 (two_page: both pages seldom among four read);

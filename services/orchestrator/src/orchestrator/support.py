@@ -193,10 +193,10 @@ def sources_dont_say(question: str, sources: Mapping[int, str]) -> str:
     """The engine's own closing for an answer nothing supports."""
     quote = extractive(question, sources)
     if quote is None:
-        return f"{SOURCES_DONT_SAY} None of the sources found supports the answer above."
+        return f"{SOURCES_DONT_SAY} None of the sources found supports the model's answer."
     n, sentence = quote
     return (
-        f"{SOURCES_DONT_SAY} None of them supports the answer above; "
+        f"{SOURCES_DONT_SAY} None of them supports the model's answer; "
         f"the closest passage, quoted as written [{n}]: \u201c{sentence}\u201d"
     )
 
