@@ -53,3 +53,16 @@ async def test_an_answer_nothing_supports_leads_with_the_sources_dont_say() -> N
     assert done["sentences"][0]["support"] is None  # the engine's note, not a claim
     assert done["sentences"][-1]["support"] == "unsupported"
     assert "[1]" not in done["text"].split("which no source supports")[1]
+
+
+async def test_citations_alone_in_a_last_paragraph_cite_nothing() -> None:
+    # The embedded model's habit: the answer, then "[1]" on a line of its own. Glued to the
+    # sentence before, it made an uncited (and unsupported) claim look cited.
+    text = "Quarry is an answer engine that reads pages [1]. Its default port is 9999.\n\n[1]"
+    brain = ScriptedBrain(judgements=[SUFFICIENT], answer_text=text)
+    async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
+        events = await h.run("what is quarry", prefetch=False)
+    done = first(events, "answer.completed").data
+    assert done["text"].endswith("Its default port is 9999.")
+    assert done["sentences"][-1]["support"] == "unsupported"
+    assert done["sentences"][-1]["citations"] == []

@@ -4,6 +4,7 @@ completes and mark how well its sources support it (orchestrator/support.py)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -30,6 +31,9 @@ DRAFT_LABEL = "\n\nThe model's answer, which no source supports:\n\n"
 # (a token or time budget), not a list item or a label.
 FRAGMENT_WORDS = 6
 _ENDS = (".", "!", "?", ":", ";", ")", '"', "'", "`", "*", "]", ">", "…")
+# Citation markers alone in a paragraph of their own ("… 2500 packets.\n\n[1]"): they cite no
+# sentence, yet the sentence cutter glues them to the one before, which then reads as cited.
+_DANGLING = re.compile(r"\n[ \t]*\n\s*(?:\[\d+(?:\s*[,\u2013-]\s*\d+)*\]\s*)+$")
 
 
 def number_sources(evidence: Sequence[Evidence]) -> list[Evidence]:
@@ -134,7 +138,7 @@ class _SentenceChecker:
         the sentence before it: the sentence is cut at each fence.
         """
         if "```" not in sentence and not self._in_code:
-            return self._prose(sentence)
+            return self._prose(_DANGLING.sub("", sentence))
         parts = sentence.split("```")
         marks: list[SentenceMark] = []
         for i, part in enumerate(parts):
