@@ -16,6 +16,7 @@ from orchestrator.agent.modes import PROFILES, Mode, ModeProfile, resolve_mode
 from orchestrator.agent.ports import Brain, Corpus, Ranker, Reader, Searcher
 from orchestrator.budget import Deadline
 from orchestrator.config import CHARS_PER_TOKEN, HISTORY_RESERVE_TOKENS, Settings
+from orchestrator.domains import DomainPolicy
 from orchestrator.events import EventSink
 from orchestrator.llm.ready import ReadyGate
 from orchestrator.prompts import MAX_SOURCE_CHARS, new_boundary
@@ -43,6 +44,8 @@ class RunOptions:
     mode: Mode | None = None
     # Answer length: brief | full; None: the prompt's own rule (short for a bare fact).
     detail: str | None = None
+    # Which domains the web results may come from (orchestrator/domains.py; empty: any).
+    domains: DomainPolicy = field(default_factory=DomainPolicy)
 
 
 @dataclass(frozen=True)

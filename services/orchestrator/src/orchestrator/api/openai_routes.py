@@ -21,13 +21,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestrator.agent.loop import run_question
 from orchestrator.agent.state import RunOptions
 from orchestrator.api import chat_format as fmt
+from orchestrator.api.models import DomainLists
 from orchestrator.api.openai_research import research_completion
 from orchestrator.api.problems import openai_problem, openai_problem_for
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.routes import PrincipalDep, RuntimeDep
 from orchestrator.api.streaming import EventStreamResponse, drive
+from orchestrator.errors import DomainError
 from orchestrator.events import Event, EventSink, ResultCollector
-from orchestrator.policy import SearchOff, research_sources, sources_for
+from orchestrator.policy import domains_for, research_sources, sources_for
 
 SEARCH_MODEL = "quarry-search"
 RESEARCH_MODEL = "quarry-research"
@@ -58,6 +60,8 @@ class ChatRequest(BaseModel):
     model: str = Field(min_length=1, max_length=100)
     messages: list[ChatMessage] = Field(min_length=1, max_length=500)
     stream: bool = False
+    # Quarry's own extra body field (`extra_body={"domains": {...}}` in the openai SDK).
+    domains: DomainLists | None = None
 
 
 @router.get("/models")
@@ -126,6 +130,10 @@ class ChunkEncoder:
             self._meta["run_id"] = data.get("run_id")
         elif event.type == "warning":
             self._meta["warnings"].append(data)
+        elif event.type == "policy":  # what the domain policy dropped, as in the JSON result
+            policy = self._meta.setdefault("policy", {"rules": None, "dropped": []})
+            policy["rules"] = data.get("rules")
+            policy["dropped"].extend(data.get("dropped", []))
         elif event.type == "error":
             error = {"message": data["message"], "type": "server_error", "code": data["code"]}
             return out + b"data: " + orjson.dumps({"error": error}) + b"\n\n"
@@ -141,7 +149,7 @@ def _completion(
 ) -> dict[str, Any]:
     answer = result["clarifying_question"] or result["answer"]
     content = fmt.to_footnote_refs(answer) + fmt.footnotes(result["sources"])
-    keys = ("run_id", "status", "cited", "warnings", "sentences", "support_score")
+    keys = ("run_id", "status", "cited", "warnings", "sentences", "support_score", "policy")
     meta = {k: result.get(k) for k in keys}
     return {
         "id": completion_id,
@@ -185,20 +193,25 @@ async def chat_completions(
     if len(question) > MAX_QUESTION_CHARS:
         detail = f"The question is longer than {MAX_QUESTION_CHARS} characters."
         return openai_problem(400, detail, "question_too_long", "invalid_request_error")
+    settings = runtime.deps.settings
+    asked = body.domains.model_dump() if body.domains is not None else None
+    try:
+        searched, domains = domains_for(question, asked, settings)
+    except DomainError as err:  # an invalid domain or site: operator
+        return openai_problem_for(err)
     if body.model == RESEARCH_MODEL and research is not None:
         await enforce(request, "research")
         try:
-            sources = list(research_sources(None, runtime.deps.settings))
-        except SearchOff as err:
+            sources = list(research_sources(None, settings))
+        except DomainError as err:
             return openai_problem_for(err)
         return await research_completion(
-            research.for_(who), body.model, question, sources, stream=body.stream
+            research.for_(who), body.model, searched, sources, stream=body.stream, domains=domains
         )
     history = fmt.history_from_messages(texts[:-1])
     run_id = uuid.uuid4().hex
     completion_id = f"chatcmpl-{run_id}"
-    settings = runtime.deps.settings
-    options = RunOptions(sources=sources_for(None, settings))
+    options = RunOptions(sources=sources_for(None, settings), domains=domains)
 
     async def run(sink: EventSink) -> None:
         if notice is not None:
@@ -206,7 +219,7 @@ async def chat_completions(
         await run_question(
             runtime.deps,
             sink,
-            question=question,
+            question=searched,
             history=history,
             options=options,
             run_id=run_id,

@@ -6,6 +6,7 @@ another principal's session is "not found". An admin names an owner with ``?owne
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -34,7 +35,7 @@ from orchestrator.api.security import principal_of
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.errors import InvalidEdit, NotAcceptable, SessionNotFound
 from orchestrator.events import Event, EventSink, ResultCollector
-from orchestrator.policy import sources_for
+from orchestrator.policy import domains_for, sources_for
 from orchestrator.principals import NotVisible, Principal, acting_owner, listed_owner
 from orchestrator.sessions import Turn
 
@@ -120,6 +121,22 @@ def run_options(runtime: Runtime, opts: SearchOptions) -> RunOptions:
     )
 
 
+def question_and_options(
+    runtime: Runtime, query: str, opts: SearchOptions
+) -> tuple[str, RunOptions]:
+    """What to search (``query`` without its site: operators) and the run's options, with
+    the domain policy of the server, ``options.domains`` and the operators.
+
+    Raises:
+        SearchOff: as run_options.
+        InvalidDomain, DomainNotAllowed, NothingLeftToSearch: the domains (422).
+    """
+    options = run_options(runtime, opts)
+    asked = opts.domains.model_dump() if opts.domains is not None else None
+    text, policy = domains_for(query, asked, runtime.deps.settings)
+    return text, dataclasses.replace(options, domains=policy)
+
+
 async def answer_in_session(
     runtime: Runtime,
     sink: EventSink,
@@ -131,13 +148,15 @@ async def answer_in_session(
     owner: str,
     edit: int | None = None,
     keep_turn: bool = True,
+    typed: str | None = None,
 ) -> RunOutcome:
     """Run one question in ``owner``'s conversation (created on first use); keep the turn unless
     it failed.
 
     ``edit`` (0-based) re-asks that turn: the run sees only the turns before it, and the new
     turn replaces it and every turn after it. ``keep_turn`` False (MCP's one-off tool calls):
-    no conversation is read or left behind.
+    no conversation is read or left behind. ``typed``: the question as the user typed it
+    (with its site: operators), kept in the turn; ``query`` is what the run searches.
     """
     if not keep_turn:
         outcome = await run_question(
@@ -163,7 +182,8 @@ async def answer_in_session(
             session_id=session_id,
         )
         if outcome.status != "error":
-            turn = Turn(query, outcome.answer, tuple(outcome.sources), outcome.status, time.time())
+            sources = tuple(outcome.sources)
+            turn = Turn(typed or query, outcome.answer, sources, outcome.status, time.time())
             await runtime.sessions.add_turn(session, turn, replace_from=keep)
     logger.info("run finished", extra={"run_id": run_id, "status": outcome.status})
     return outcome
@@ -193,7 +213,7 @@ async def search(
     notice = await enforce(request, "questions")
     session_id = body.session_id or uuid.uuid4().hex
     run_id = uuid.uuid4().hex
-    options = run_options(runtime, body.options)
+    question, options = question_and_options(runtime, body.query, body.options)
 
     edit = await _edit_index(runtime, body, who.id)
 
@@ -203,12 +223,13 @@ async def search(
         await answer_in_session(
             runtime,
             sink,
-            query=body.query,
+            query=question,
             session_id=session_id,
             options=options,
             run_id=run_id,
             owner=who.id,
             edit=edit,
+            typed=body.query,
         )
 
     if fmt != "json":

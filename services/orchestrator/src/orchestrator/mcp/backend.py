@@ -7,6 +7,8 @@ from typing import Any, Protocol
 
 #: Receives one line of progress ("Reading 5 pages.").
 Progress = Callable[[str], Awaitable[None]]
+#: ``{"allow": [...], "deny": [...]}``: the request's domain lists (docs/sources.md), or None.
+Domains = dict[str, list[str]] | None
 
 PASSAGE_CHARS = 400
 
@@ -14,7 +16,9 @@ PASSAGE_CHARS = 400
 class Backend(Protocol):
     """Quarry's API as the MCP tools use it: in the orchestrator's process, or over HTTP."""
 
-    async def search(self, query: str, sources: list[str] | None, progress: Progress) -> Any:
+    async def search(
+        self, query: str, sources: list[str] | None, progress: Progress, domains: Domains = None
+    ) -> Any:
         """A quick-search run's final result (the API's JSON result object)."""
         ...
 
@@ -26,7 +30,9 @@ class Backend(Protocol):
         """A past conversation (the API's session object), or None."""
         ...
 
-    async def research(self, query: str, mode: str, progress: Progress) -> str:
+    async def research(
+        self, query: str, mode: str, progress: Progress, domains: Domains = None
+    ) -> str:
         """A deep-research run's report (Markdown, with its numbered sources)."""
         ...
 

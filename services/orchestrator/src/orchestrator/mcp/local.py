@@ -11,20 +11,21 @@ import contextlib
 import uuid
 from typing import Any
 
+from pydantic import ValidationError
 from starlette.requests import Request
 
 from orchestrator.api.chat_format import progress_line
-from orchestrator.api.models import SearchOptions
+from orchestrator.api.models import DomainLists, SearchOptions
 from orchestrator.api.ratelimit import Family, RateLimited, enforce
-from orchestrator.api.routes import answer_in_session, run_options
+from orchestrator.api.routes import answer_in_session, question_and_options
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.security import principal_of
 from orchestrator.corpus.indexer import Counts
 from orchestrator.errors import DomainError
 from orchestrator.events import EventSink, ResultCollector
-from orchestrator.mcp.backend import Progress, ToolError, research_progress_line
+from orchestrator.mcp.backend import Domains, Progress, ToolError, research_progress_line
 from orchestrator.mcp.errors import tool_error
-from orchestrator.policy import SearchOff, research_sources
+from orchestrator.policy import domains_for, research_sources
 from orchestrator.principals import Principal
 from orchestrator.research.manager import ResearchManager
 from orchestrator.research.views import report_markdown
@@ -56,13 +57,19 @@ class LocalBackend:
         except RateLimited as err:
             raise tool_error(err) from None
 
-    async def search(self, query: str, sources: list[str] | None, progress: Progress) -> Any:
+    async def search(
+        self, query: str, sources: list[str] | None, progress: Progress, domains: Domains = None
+    ) -> Any:
         """One quick-search run in a new session; progress lines as the run goes."""
         await self._limit("questions")
         owner = self._who().id
         try:
-            options = run_options(self._runtime, SearchOptions.model_validate({"sources": sources}))
-        except SearchOff as err:
+            asked = SearchOptions.model_validate({"sources": sources, "domains": domains})
+        except ValidationError as err:
+            raise ToolError(f"Invalid arguments: {_first_error(err)}") from None
+        try:
+            question, options = question_and_options(self._runtime, query, asked)
+        except DomainError as err:  # web search off, an invalid domain or site: operator
             raise tool_error(err) from None
         sink = EventSink()
         collector = ResultCollector()
@@ -73,7 +80,7 @@ class LocalBackend:
                 await answer_in_session(
                     self._runtime,
                     sink,
-                    query=query,
+                    query=question,
                     session_id="",
                     options=options,
                     run_id=run_id,
@@ -121,16 +128,24 @@ class LocalBackend:
         found = await self._runtime.sessions.get(self._who().id, session_id)
         return None if found is None else found.to_json()
 
-    async def research(self, query: str, mode: str, progress: Progress) -> str:
+    async def research(
+        self, query: str, mode: str, progress: Progress, domains: Domains = None
+    ) -> str:
         """One research run to its end; the tool call going away cancels the run."""
         await self._limit("research")
         if self._research is None:
             raise ToolError("Deep research is not available on this Quarry server.")
         manager = self._research.for_(self._who())
+        settings = self._runtime.deps.settings
         try:
-            sources = research_sources(None, self._runtime.deps.settings)
-            record = await manager.create(query, mode, None, sources)
-        except DomainError as err:  # the in-flight cap
+            lists = DomainLists.model_validate(domains or {})
+        except ValidationError as err:
+            raise ToolError(f"Invalid arguments: {_first_error(err)}") from None
+        try:
+            sources = research_sources(None, settings)
+            searched, policy = domains_for(query, lists.model_dump(), settings)
+            record = await manager.create(searched, mode, None, sources, domains=policy)
+        except DomainError as err:  # search off, a bad domain, the in-flight cap
             raise tool_error(err) from None
         try:
             async for event in manager.follow(record.id, -1, manager.heartbeat_s):
@@ -146,3 +161,9 @@ class LocalBackend:
             error = (state.error or {}).get("message", final.status)
             raise ToolError(f"The research run ended {final.status}: {error}")
         return report_markdown(final, state)
+
+
+def _first_error(err: ValidationError) -> str:
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    return f"{where}: {first.get('msg', '')}" if where else str(first.get("msg", ""))
