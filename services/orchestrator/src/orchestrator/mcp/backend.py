@@ -80,6 +80,10 @@ def format_answer(result: dict[str, Any]) -> str:
         lines.append(f"[{src['n']}] {src.get('title') or src['url']} — {src['url']}")
         passages = src.get("passages") or [src.get("excerpt", "")]
         lines.extend(f"    > {_clip(str(p), PASSAGE_CHARS)}" for p in passages if p)
+    dropped = (result.get("policy") or {}).get("dropped") or []
+    if dropped:  # the domain policy's drops: the caller should know the answer is narrowed
+        hosts = sorted({str(d.get("host", "")) for d in dropped})
+        lines += ["", "Dropped by the source policy: " + ", ".join(hosts)]
     warnings = [w.get("message", "") for w in result.get("warnings", [])]
     if warnings:
         lines += ["", "Notes: " + " ".join(warnings)]
