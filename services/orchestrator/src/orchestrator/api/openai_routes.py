@@ -18,16 +18,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.agent.loop import run_question
-from orchestrator.agent.state import RunOptions
 from orchestrator.api import chat_format as fmt
 from orchestrator.api.openai_research import research_completion
 from orchestrator.api.problems import openai_problem, openai_problem_for
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.routes import PrincipalDep, RuntimeDep
 from orchestrator.api.streaming import EventStreamResponse, drive
+from orchestrator.ask import Conversation, Question, ask, run_options
 from orchestrator.events import Event, EventSink, ResultCollector
-from orchestrator.policy import SearchOff, research_sources, sources_for
+from orchestrator.policy import SearchOff, research_sources
 
 SEARCH_MODEL = "quarry-search"
 RESEARCH_MODEL = "quarry-research"
@@ -198,20 +197,14 @@ async def chat_completions(
     run_id = uuid.uuid4().hex
     completion_id = f"chatcmpl-{run_id}"
     settings = runtime.deps.settings
-    options = RunOptions(sources=sources_for(None, settings))
+    # The client sends the conversation each time: nothing is kept here.
+    talk = Conversation.given(history, label=f"openai-{run_id}")
+    asked = Question(question, who.id, run_id, run_options(None, settings), talk)
 
     async def run(sink: EventSink) -> None:
         if notice is not None:
             sink.warn_after_start(notice.code, notice.message)
-        await run_question(
-            runtime.deps,
-            sink,
-            question=question,
-            history=history,
-            options=options,
-            run_id=run_id,
-            session_id=f"openai-{run_id}",
-        )
+        await ask(runtime.deps, runtime.sessions, sink, asked)
 
     if body.stream:
         encoder = ChunkEncoder(completion_id, body.model)
