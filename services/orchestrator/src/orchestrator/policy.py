@@ -130,3 +130,7 @@ def stored_domains(rules: Mapping[str, Sequence[str]], settings: DomainSettings)
         site_deny=tuple(rules.get("site_deny") or ()),
         check=False,
     )
+
+
+class RunPolicy(SourcesPolicy, DomainSettings, Protocol):
+    """Everything the policies read (``orchestrator.config.Settings`` is one)."""

@@ -17,9 +17,9 @@ from starlette.requests import Request
 from orchestrator.api.chat_format import progress_line
 from orchestrator.api.models import DomainLists, SearchOptions
 from orchestrator.api.ratelimit import Family, RateLimited, enforce
-from orchestrator.api.routes import answer_in_session, question_and_options
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.security import principal_of
+from orchestrator.ask import Question, ask, prepare
 from orchestrator.corpus.indexer import Counts
 from orchestrator.errors import DomainError
 from orchestrator.events import EventSink, ResultCollector
@@ -63,31 +63,21 @@ class LocalBackend:
         """One quick-search run in a new session; progress lines as the run goes."""
         await self._limit("questions")
         owner = self._who().id
+        asked = SearchOptions.model_validate({"sources": sources})
+        lists = _domain_lists(domains)
         try:
-            asked = SearchOptions.model_validate({"sources": sources, "domains": domains})
-        except ValidationError as err:
-            raise ToolError(f"Invalid arguments: {_first_error(err)}") from None
-        try:
-            question, options = question_and_options(self._runtime, query, asked)
-        except DomainError as err:  # web search off, an invalid domain or site: operator
+            searched, options = prepare(query, asked, self._runtime.deps.settings, lists)
+        except DomainError as err:  # web search off, a bad domain or site: operator
             raise tool_error(err) from None
         sink = EventSink()
         collector = ResultCollector()
-        run_id = uuid.uuid4().hex
+        # A tool call is one question: the default Conversation keeps no turn, so no
+        # mcp-<id> conversation is left behind.
+        question = Question(searched, owner, uuid.uuid4().hex, options)
 
         async def produce() -> None:
             try:
-                await answer_in_session(
-                    self._runtime,
-                    sink,
-                    query=question,
-                    session_id="",
-                    options=options,
-                    run_id=run_id,
-                    owner=owner,
-                    # a tool call is one question: no mcp-<id> conversation left behind
-                    keep_turn=False,
-                )
+                await ask(self._runtime.deps, self._runtime.sessions, sink, question)
             finally:
                 sink.close()
 
@@ -137,13 +127,10 @@ class LocalBackend:
             raise ToolError("Deep research is not available on this Quarry server.")
         manager = self._research.for_(self._who())
         settings = self._runtime.deps.settings
-        try:
-            lists = DomainLists.model_validate(domains or {})
-        except ValidationError as err:
-            raise ToolError(f"Invalid arguments: {_first_error(err)}") from None
+        lists = _domain_lists(domains)
         try:
             sources = research_sources(None, settings)
-            searched, policy = domains_for(query, lists.model_dump(), settings)
+            searched, policy = domains_for(query, lists, settings)
             record = await manager.create(searched, mode, None, sources, domains=policy)
         except DomainError as err:  # search off, a bad domain, the in-flight cap
             raise tool_error(err) from None
@@ -163,7 +150,18 @@ class LocalBackend:
         return report_markdown(final, state)
 
 
-def _first_error(err: ValidationError) -> str:
-    first = err.errors()[0]
-    where = ".".join(str(p) for p in first.get("loc", ()))
-    return f"{where}: {first.get('msg', '')}" if where else str(first.get("msg", ""))
+def _domain_lists(domains: Domains) -> dict[str, list[str]] | None:
+    """The tools' domain arguments checked like ``options.domains`` (sizes; the names are
+    checked by the policy).
+
+    Raises:
+        ToolError: too many entries, or one too long.
+    """
+    if not domains:
+        return None
+    try:
+        return DomainLists.model_validate(domains).model_dump()
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise ToolError(f"Invalid domains ({where}): {first.get('msg', '')}") from None
