@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from orchestrator.api.models import SearchOptions
+from orchestrator.ask import prepare
 from orchestrator.config import Settings
 from orchestrator.domains import (
     DomainNotAllowed,
@@ -17,7 +19,7 @@ from orchestrator.domains import (
     normalize,
     parse_query,
 )
-from orchestrator.policy import domains_for, stored_domains
+from orchestrator.policy import SearchOff, domains_for, stored_domains
 from pydantic import ValidationError
 
 
@@ -273,3 +275,16 @@ def test_settings_validate_and_normalize_the_server_lists() -> None:
     assert settings.domains_allow == "good.test,*.docs.test,xn--bcher-kva.example"
     with pytest.raises(ValidationError, match="domains_deny"):
         Settings(domains_deny="good.test, http://evil.test/")
+
+
+def test_ask_prepare_takes_the_operators_out_of_the_question() -> None:
+    settings = Settings(searxng_url="http://127.0.0.1:9", domains_deny="evil.test")
+    searched, options = prepare("tides -site:spam.test", None, settings, {"allow": ["ok.test"]})
+    assert searched == "tides"
+    assert options.sources == ("web",)
+    assert options.domains.verdict("http://spam.test/") == "deny spam.test (site: operator)"
+    assert options.domains.verdict("http://evil.test/") == "deny evil.test (server)"
+    assert options.domains.verdict("http://ok.test/") is None
+    off = Settings(searxng_url="http://127.0.0.1:9", web_search="off")
+    with pytest.raises(SearchOff):  # the sources policy still refuses first
+        prepare("tides site:ok.test", SearchOptions(sources=["web"]), off, None)
