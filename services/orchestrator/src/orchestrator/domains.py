@@ -19,7 +19,7 @@ import ipaddress
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import idna
 
@@ -132,7 +132,8 @@ def host_of(url: str) -> str:
         host = urlsplit(url).hostname or ""
     except ValueError:
         return ""
-    host = host.rstrip(".")
+    # Browsers and URL libraries decode %-escapes in a host ("%65vil.test" is evil.test).
+    host = unquote(host).lower().rstrip(".")
     if host.isascii():
         return host
     try:
@@ -377,6 +378,8 @@ def parse_query(query: str) -> SiteQuery:
         except InvalidDomain as err:
             raise InvalidDomain(f"In the query's {token!r}: {err.detail}") from None
         (deny if is_deny else allow).append(domain)
+    if len(allow) + len(deny) > MAX_RULES:
+        raise InvalidDomain(f"The query has more than {MAX_RULES} site: operators.")
     if (allow or deny) and not rest:
         raise NothingLeftToSearch(
             "The query has only site: operators; add what to search for, e.g. "

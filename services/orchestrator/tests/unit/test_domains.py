@@ -92,6 +92,7 @@ def test_normalize_refuses_what_is_no_domain(raw: str, says: str) -> None:
         ("https://bücher.example/x", "xn--bcher-kva.example"),
         ("https://user:pw@example.com/", "example.com"),
         ("http://[::1]:80/", "::1"),
+        ("http://%65vil.TEST./x", "evil.test"),
         ("not a url", ""),
         ("http://[broken/", ""),
     ],
@@ -227,6 +228,12 @@ def test_parse_query_refuses_bad_operators(query: str, says: str) -> None:
     with pytest.raises(InvalidDomain, match=says) as caught:
         parse_query(query)
     assert "In the query's" in caught.value.detail
+
+
+def test_a_query_with_too_many_operators_is_refused() -> None:
+    query = "tides " + " ".join(f"-site:d{i}.test" for i in range(101))
+    with pytest.raises(InvalidDomain, match="more than 100 site: operators"):
+        parse_query(query)
 
 
 def test_a_query_of_operators_only_is_refused() -> None:
