@@ -13,7 +13,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import SettingsConfigDict
 from quarry_common.settings import BaseServiceSettings, Port
 
-from orchestrator.domains import InvalidDomain, normalize_all, split_setting
+from orchestrator.domains import MAX_SERVER_RULES, InvalidDomain, normalize_all, split_setting
 
 # Empty (not configured) or an http(s) URL; anything else stops the service at start.
 _HTTP_URL = r"^(https?://\S+)?$"
@@ -256,7 +256,7 @@ class Settings(BaseServiceSettings):
     @classmethod
     def _domains(cls, value: str) -> str:
         try:
-            return ",".join(normalize_all(split_setting(value), "the list"))
+            return ",".join(normalize_all(split_setting(value), "the list", MAX_SERVER_RULES))
         except InvalidDomain as err:  # pydantic reports a ValueError with the setting's name
             raise ValueError(err.detail) from None
 
@@ -297,8 +297,8 @@ class Settings(BaseServiceSettings):
     # --- source policy by domain (orchestrator/domains.py; docs/sources.md) ---
     # Comma- or space-separated domains: example.com (and its subdomains), *.example.com (only
     # its subdomains). Empty allow list: every domain not denied. A request narrows these only.
-    domains_allow: str = Field(default="", max_length=20_000)
-    domains_deny: str = Field(default="", max_length=20_000)
+    domains_allow: str = Field(default="", max_length=1_000_000)
+    domains_deny: str = Field(default="", max_length=1_000_000)
 
     @field_validator("corpus_dir", "data_dir")
     @classmethod

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
@@ -30,6 +31,8 @@ Stage = Literal["search", "result", "redirect"]
 
 # Rules per list and request: more is a mistake (or an attack on the matcher), not a policy.
 MAX_RULES = 100
+# A server's lists may be blocklists: matching is by lookup, so size costs little.
+MAX_SERVER_RULES = 20_000
 MAX_DOMAIN_CHARS = 253
 # Operators sent to the search engine: engines cap a query's words (Google at 32), so past
 # these only the filter after the search applies the rest.
@@ -96,6 +99,8 @@ def normalize(raw: str) -> str:
 
 
 def _is_ip(text: str) -> bool:
+    if text[-1:].isalpha() and ":" not in text:  # the common case, without an exception
+        return False
     try:
         ipaddress.ip_address(text.strip("[]"))
     except ValueError:
@@ -103,12 +108,12 @@ def _is_ip(text: str) -> bool:
     return True
 
 
-def normalize_all(raws: Iterable[str], where: str) -> tuple[str, ...]:
+def normalize_all(raws: Iterable[str], where: str, limit: int = MAX_RULES) -> tuple[str, ...]:
     """Each of ``raws`` normalized, duplicates dropped, order kept.
 
     Raises:
         InvalidDomain: one is invalid (the message says which and ``where`` it came from),
-            or there are more than MAX_RULES.
+            or there are more than ``limit``.
     """
     out: dict[str, None] = {}
     for raw in raws:
@@ -116,8 +121,8 @@ def normalize_all(raws: Iterable[str], where: str) -> tuple[str, ...]:
             out[normalize(raw)] = None
         except InvalidDomain as err:
             raise InvalidDomain(f"{where}: {err.detail}") from None
-    if len(out) > MAX_RULES:
-        raise InvalidDomain(f"{where}: at most {MAX_RULES} domains.")
+    if len(out) > limit:
+        raise InvalidDomain(f"{where}: at most {limit} domains.")
     return tuple(out)
 
 
@@ -160,17 +165,31 @@ class Rule:
         """True for ``*.example.com``: subdomains only."""
         return self.domain.startswith("*.")
 
-    def matches(self, host: str) -> bool:
-        """Whether ``host`` (from host_of) falls under this rule (label-wise suffix match)."""
-        if not host or _is_ip(host):
-            return False
-        if host.endswith("." + self.base):
-            return True
-        return host == self.base and not self.wildcard
-
     def __str__(self) -> str:
         origin = "site: operator" if self.scope == "query" else self.scope
         return f"{self.list} {self.domain} ({origin})"
+
+
+class _Index:
+    """Rules by domain: a host's verdict costs one lookup per label, not one test per rule
+    (a server's deny list may hold thousands of domains)."""
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        self._plain: dict[str, Rule] = {}
+        self._wild: dict[str, Rule] = {}
+        for rule in rules:
+            (self._wild if rule.wildcard else self._plain).setdefault(rule.base, rule)
+
+    def find(self, host: str) -> Rule | None:
+        """The most specific rule matching ``host`` (a name from host_of), or None."""
+        labels = host.split(".") if host else []
+        for i in range(len(labels)):
+            suffix = ".".join(labels[i:])
+            if suffix in self._plain:
+                return self._plain[suffix]
+            if i > 0 and suffix in self._wild:
+                return self._wild[suffix]
+        return None
 
 
 def _overlaps(a: str, b: str) -> bool:
@@ -211,21 +230,30 @@ class DomainPolicy:
         """True when any rule exists."""
         return bool(self.server_allow or self.server_deny or self.allow or self.deny)
 
-    def rules(self) -> list[Rule]:
-        """Every rule, the server's first."""
-        return [*self.server_deny, *self.server_allow, *self.deny, *self.allow]
+    @cached_property
+    def _index(self) -> tuple[_Index, _Index, _Index, _Index]:
+        return (
+            _Index(self.server_deny),
+            _Index(self.deny),
+            _Index(self.server_allow),
+            _Index(self.allow),
+        )
 
     def verdict(self, url: str) -> str | None:
-        """The rule that drops ``url``, or None when it may be used (local documents always)."""
+        """The rule that drops ``url``, or None when it may be used (local documents always).
+        The most specific matching rule is named; the server's deny list is asked first."""
         if url.startswith("local:"):
             return None
         host = host_of(url)
-        for rule in (*self.server_deny, *self.deny):
-            if rule.matches(host):
-                return str(rule)
-        if self.server_allow and not any(r.matches(host) for r in self.server_allow):
+        if _is_ip(host):  # rules name domains: an address matches none (checked once, here)
+            host = ""
+        server_deny, deny, server_allow, allow = self._index
+        rule = server_deny.find(host) or deny.find(host)
+        if rule is not None:
+            return str(rule)
+        if self.server_allow and server_allow.find(host) is None:
             return "not on the server's allow list"
-        if self.allow and not any(r.matches(host) for r in self.allow):
+        if self.allow and allow.find(host) is None:
             return "not on the request's allow list"
         return None
 
@@ -314,76 +342,3 @@ def build(
         allow=asked_allow,
         deny=tuple({r.domain: r for r in asked_deny}.values()),
     )
-
-
-@dataclass(frozen=True)
-class SiteQuery:
-    """A query with its ``site:`` operators taken out."""
-
-    text: str
-    allow: tuple[str, ...] = ()
-    deny: tuple[str, ...] = ()
-
-
-def _tokens(query: str) -> list[str]:
-    """Whitespace-separated tokens; a double-quoted phrase stays one token (quotes kept)."""
-    tokens: list[str] = []
-    current: list[str] = []
-    quoted = False
-    for ch in query:
-        if ch == '"':
-            quoted = not quoted
-        if ch.isspace() and not quoted:
-            if current:
-                tokens.append("".join(current))
-                current = []
-            continue
-        current.append(ch)
-    if current:
-        tokens.append("".join(current))
-    return tokens
-
-
-def _operator(token: str) -> tuple[bool, str] | None:
-    """(deny, value) when ``token`` is ``site:x`` or ``-site:x`` (any case, value maybe
-    quoted); None for anything else: a quoted phrase, a bare ``site:``, ordinary words."""
-    deny = token.startswith("-")
-    body = token[1:] if deny else token
-    if body[:5].lower() != "site:":
-        return None
-    value = body[5:].strip('"').strip()
-    return (deny, value) if value else None
-
-
-def parse_query(query: str) -> SiteQuery:
-    """Take ``site:example.org`` and ``-site:example.org`` out of ``query``, as search engines
-    read them: outside double quotes, the operator in any case, the domain maybe quoted. The
-    rest (its words in order, phrases kept) is what is searched.
-
-    Raises:
-        InvalidDomain: an operator's domain is not a domain.
-        NothingLeftToSearch: the query is nothing but operators.
-    """
-    rest: list[str] = []
-    allow: list[str] = []
-    deny: list[str] = []
-    for token in _tokens(query):
-        found = _operator(token)
-        if found is None:
-            rest.append(token)
-            continue
-        is_deny, value = found
-        try:
-            domain = normalize(value)
-        except InvalidDomain as err:
-            raise InvalidDomain(f"In the query's {token!r}: {err.detail}") from None
-        (deny if is_deny else allow).append(domain)
-    if len(allow) + len(deny) > MAX_RULES:
-        raise InvalidDomain(f"The query has more than {MAX_RULES} site: operators.")
-    if (allow or deny) and not rest:
-        raise NothingLeftToSearch(
-            "The query has only site: operators; add what to search for, e.g. "
-            "'site:example.org release notes'."
-        )
-    text = " ".join(rest) if (allow or deny) else query
-    return SiteQuery(text, tuple(dict.fromkeys(allow)), tuple(dict.fromkeys(deny)))

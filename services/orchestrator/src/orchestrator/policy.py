@@ -15,6 +15,7 @@ from typing import Protocol
 from orchestrator import domains
 from orchestrator.domains import DomainPolicy
 from orchestrator.errors import DomainError, ErrorKind
+from orchestrator.site_query import parse_query
 
 SEARCH_OFF = "Web search is off (ORCHESTRATOR_WEB_SEARCH=off) and no local documents are searched."
 
@@ -78,11 +79,12 @@ class DomainSettings(Protocol):
 
 
 def _server_rules(settings: DomainSettings) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    cap = domains.MAX_SERVER_RULES
     allow = domains.normalize_all(
-        domains.split_setting(settings.domains_allow), "ORCHESTRATOR_DOMAINS_ALLOW"
+        domains.split_setting(settings.domains_allow), "ORCHESTRATOR_DOMAINS_ALLOW", cap
     )
     deny = domains.normalize_all(
-        domains.split_setting(settings.domains_deny), "ORCHESTRATOR_DOMAINS_DENY"
+        domains.split_setting(settings.domains_deny), "ORCHESTRATOR_DOMAINS_DENY", cap
     )
     return allow, deny
 
@@ -101,7 +103,7 @@ def domains_for(
         DomainNotAllowed: a request allow rule is wholly outside the server's allow list.
         NothingLeftToSearch: the query is only operators.
     """
-    site = domains.parse_query(query)
+    site = parse_query(query)
     asked = asked or {}
     server_allow, server_deny = _server_rules(settings)
     policy = domains.build(

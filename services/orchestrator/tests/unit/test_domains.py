@@ -17,9 +17,9 @@ from orchestrator.domains import (
     build,
     host_of,
     normalize,
-    parse_query,
 )
 from orchestrator.policy import SearchOff, domains_for, stored_domains
+from orchestrator.site_query import parse_query
 from pydantic import ValidationError
 
 
@@ -295,3 +295,17 @@ def test_ask_prepare_takes_the_operators_out_of_the_question() -> None:
     off = Settings(searxng_url="http://127.0.0.1:9", web_search="off")
     with pytest.raises(SearchOff):  # the sources policy still refuses first
         prepare("tides site:ok.test", SearchOptions(sources=["web"]), off, None)
+
+
+def test_the_most_specific_rule_is_named_and_big_server_lists_work() -> None:
+    policy = build(deny=["example.com", "*.docs.example.com"])
+    assert policy.verdict("http://a.docs.example.com/") == "deny *.docs.example.com (request)"
+    assert policy.verdict("http://docs.example.com/") == "deny example.com (request)"
+    assert policy.verdict("http://www.example.com/") == "deny example.com (request)"
+    blocklist = ",".join(f"d{i}.test" for i in range(20_000))
+    settings = Settings(domains_deny=blocklist)
+    _, big = domains_for("tides", None, settings)
+    assert big.verdict("http://ads.d19999.test/") == "deny d19999.test (server)"
+    assert big.verdict("http://d20000.test/") is None
+    with pytest.raises(ValidationError, match="at most 20000 domains"):
+        Settings(domains_deny=blocklist + ",one-more.test")
