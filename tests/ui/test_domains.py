@@ -155,9 +155,11 @@ def test_sites_control_deny_list(ui_page: Page, domain_ui: DomainUi) -> None:
     fetched = domain_ui.hits()[before:]
     assert "docs.good.test" in fetched
     assert not set(fetched) & set(DENIED)
-    # the list is kept in this browser: a reload still sends it
+    # the list is kept in this browser, and the stored turn keeps what was dropped
     ui_page.reload()
     expect(ui_page.locator("#domains > summary")).to_have_text("Sites (1)")
+    restored = ui_page.locator(".turn").last
+    expect(restored.locator(".warnings")).to_contain_text("The source policy dropped 2 result(s)")
     assert ui_page.get_by_label("Never these sites").input_value() == "evil.test"
 
 

@@ -148,7 +148,14 @@ async def ask(deps: Deps, sessions: SessionStore, sink: EventSink, q: Question) 
         outcome = await _run(deps, sink, q, session.turns[:keep], talk.session_id)
         if outcome.status != "error":
             sources = tuple(outcome.sources)
-            turn = Turn(q.typed or q.text, outcome.answer, sources, outcome.status, time.time())
+            turn = Turn(
+                q.typed or q.text,
+                outcome.answer,
+                sources,
+                outcome.status,
+                time.time(),
+                policy=outcome.policy,
+            )
             await sessions.add_turn(session, turn, replace_from=keep)
     logger.info("run finished", extra={"run_id": q.run_id, "status": outcome.status})
     return outcome

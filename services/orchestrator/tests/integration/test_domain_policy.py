@@ -100,6 +100,9 @@ async def test_http_allow_list_and_site_operators_cite_only_allowed(web: DomainW
     assert s.searx.queries
     assert all(q.endswith(" site:good.test -site:blog.good.test") for q in s.searx.queries)
     assert stored["turns"][0]["question"] == "what causes tides site:good.test -site:blog.good.test"
+    kept = stored["turns"][0]["policy"]  # the stored turn records what was dropped
+    assert {d["host"] for d in kept["dropped"]} == {"evil.test", "ads.evil.test", "other.test"}
+    assert kept["rules"]["allow"] == [{"domain": "good.test", "scope": "query"}]
 
 
 async def test_http_redirect_to_a_denied_domain_is_dropped(web: DomainWeb) -> None:

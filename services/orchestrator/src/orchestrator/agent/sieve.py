@@ -70,6 +70,7 @@ def drop_redirected(state: RunState, urls: Sequence[str]) -> None:
 
 
 def _emit(state: RunState, stage: Stage, dropped: list[Drop], **extra: object) -> None:
+    state.policy_dropped += [d.as_json() for d in dropped]
     state.sink.emit(
         "policy",
         {

@@ -89,6 +89,8 @@ class RunState:
     timings_ms: dict[str, float] = field(default_factory=dict)
     # LLM calls made (planner, judges, answer): what a mode changes.
     llm_calls: int = 0
+    # What the domain policy dropped (agent/sieve.py): the `policy` events' entries.
+    policy_dropped: list[dict[str, Any]] = field(default_factory=list)
     # One fence marker for all of a run's prompts, so they share a prefix the LLM server can
     # keep in its KV cache (a fresh marker per call would change the prompt at its start).
     boundary: str = field(default_factory=new_boundary)

@@ -165,6 +165,11 @@ class SessionTurn(BaseModel):
     sources: list[dict[str, Any]]
     status: str
     at: float
+    policy: dict[str, Any] | None = Field(
+        default=None,
+        description="the source policy's rules and what it dropped (docs/sources.md); null "
+        "without domain rules",
+    )
 
 
 class SessionView(BaseModel):

@@ -267,6 +267,8 @@ export function restoreTurn(thread, stored) {
   const turn = new Turn(thread, stored.question);
   turn.setSources(stored.sources || []);
   turn.finish(stored.answer || "");
+  const note = stored.policy ? policyNote(stored.policy) : null;
+  if (note) turn.warn(note);
   if (stored.status === "clarify") turn.answerEl.classList.add("clarify");
   turn.el.dataset.status = stored.status;
   return turn;
