@@ -194,14 +194,16 @@ async def search_step(state: RunState, queries: Sequence[str]) -> list[SearchHit
         if len(failed) == len(outcomes):
             raise RunFailed("search_unavailable", str(failed[0]))
         _warn_failures(state, outcomes)
-        new: list[SearchHit] = []
+        unseen: list[SearchHit] = []
         for per_query in tasks:
             lists = [_hits(t.result()) for t in per_query]
             fused = rrf(lists) if len(lists) > 1 else lists[0]
-            for hit in sieve.keep_allowed(state, fused):
+            for hit in fused:
                 if hit.url and hit.url not in state.seen_urls:
                     state.seen_urls.add(hit.url)
-                    new.append(hit)
+                    unseen.append(hit)
+        # a refused result is seen too: it is reported once per run, not once per round
+        new = sieve.keep_allowed(state, unseen)
         span.set_attribute("ae.results", len(new))
         span.set_attribute("ae.failed_queries", len(failed))
     return new
