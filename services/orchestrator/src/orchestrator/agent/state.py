@@ -43,6 +43,9 @@ class RunOptions:
     mode: Mode | None = None
     # Answer length: brief | full; None: the prompt's own rule (short for a bare fact).
     detail: str | None = None
+    # SearXNG engines to ask (checked names; empty: the instance's defaults) and the page.
+    engines: tuple[str, ...] = ()
+    pageno: int = 1
 
 
 @dataclass(frozen=True)

@@ -19,15 +19,15 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.agent.loop import run_question
-from orchestrator.agent.state import RunOptions
 from orchestrator.api import chat_format as fmt
+from orchestrator.api.models import SearchOptions
 from orchestrator.api.openai_research import research_completion
 from orchestrator.api.problems import openai_problem, openai_problem_for
 from orchestrator.api.ratelimit import enforce
-from orchestrator.api.routes import PrincipalDep, RuntimeDep
+from orchestrator.api.routes import PrincipalDep, RuntimeDep, run_options
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.events import Event, EventSink, ResultCollector
-from orchestrator.policy import SearchOff, research_sources, sources_for
+from orchestrator.policy import SearchOff, research_sources
 
 SEARCH_MODEL = "quarry-search"
 RESEARCH_MODEL = "quarry-research"
@@ -58,6 +58,9 @@ class ChatRequest(BaseModel):
     model: str = Field(min_length=1, max_length=100)
     messages: list[ChatMessage] = Field(min_length=1, max_length=500)
     stream: bool = False
+    # Quarry's own per-request options (POST /v1/search's), sent as the OpenAI SDK's
+    # ``extra_body={"options": {...}}``; checked like there (422 on a bad value).
+    options: SearchOptions = Field(default_factory=SearchOptions)
 
 
 @router.get("/models")
@@ -198,7 +201,10 @@ async def chat_completions(
     run_id = uuid.uuid4().hex
     completion_id = f"chatcmpl-{run_id}"
     settings = runtime.deps.settings
-    options = RunOptions(sources=sources_for(None, settings))
+    try:
+        options = run_options(runtime, body.options)
+    except SearchOff as err:
+        return openai_problem_for(err)
 
     async def run(sink: EventSink) -> None:
         if notice is not None:

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from orchestrator.agent.loop import RunOutcome, run_question
+from orchestrator.agent.memory import fit
 from orchestrator.agent.state import RunOptions
 from orchestrator.api.models import (
     MAX_OFFSET,
@@ -36,7 +37,7 @@ from orchestrator.errors import InvalidEdit, NotAcceptable, SessionNotFound
 from orchestrator.events import Event, EventSink, ResultCollector
 from orchestrator.policy import sources_for
 from orchestrator.principals import NotVisible, Principal, acting_owner, listed_owner
-from orchestrator.sessions import Turn
+from orchestrator.sessions import Session, Turn
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +118,8 @@ def run_options(runtime: Runtime, opts: SearchOptions) -> RunOptions:
         search_cache=opts.search_cache,
         mode=opts.mode,
         detail=opts.detail,
+        engines=tuple(dict.fromkeys(e.strip() for e in opts.engines or ())),
+        pageno=opts.pageno or 1,
     )
 
 
@@ -267,7 +270,7 @@ async def get_session(
     session = await runtime.sessions.get(_owner(who, owner, session_id), session_id)
     if session is None:
         raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
-    return session.to_json()
+    return view(runtime, session)
 
 
 @router.patch("/sessions/{session_id}", response_model=SessionView, responses=_PROBLEMS)
@@ -283,7 +286,15 @@ async def rename_session(
     session = await runtime.sessions.rename(_owner(who, owner, session_id), session_id, title)
     if session is None:
         raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
-    return session.to_json()
+    return view(runtime, session)
+
+
+def view(runtime: Runtime, session: Session) -> dict[str, Any]:
+    """A session as the API shows it, with its memory meter: how much of it the next question
+    carries (agent/memory.py's budget) and how much the store keeps."""
+    memory = fit(session.turns, runtime.deps.settings.history_budget_chars()).event()
+    stored = {"stored_chars": session.chars, "stored_budget": runtime.sessions.max_chars}
+    return {**session.to_json(), "memory": {**memory, **stored}}
 
 
 @router.delete("/sessions/{session_id}", status_code=204, responses=_PROBLEMS)

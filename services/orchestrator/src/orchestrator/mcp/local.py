@@ -11,6 +11,7 @@ import contextlib
 import uuid
 from typing import Any
 
+from pydantic import ValidationError
 from starlette.requests import Request
 
 from orchestrator.api.chat_format import progress_line
@@ -56,14 +57,16 @@ class LocalBackend:
         except RateLimited as err:
             raise tool_error(err) from None
 
-    async def search(self, query: str, sources: list[str] | None, progress: Progress) -> Any:
+    async def search(self, query: str, options: dict[str, Any], progress: Progress) -> Any:
         """One quick-search run in a new session; progress lines as the run goes."""
         await self._limit("questions")
         owner = self._who().id
         try:
-            options = run_options(self._runtime, SearchOptions.model_validate({"sources": sources}))
+            run = run_options(self._runtime, SearchOptions.model_validate(options))
         except SearchOff as err:
             raise tool_error(err) from None
+        except ValidationError as err:
+            raise ToolError(f"Invalid search options: {_first_error(err)}") from None
         sink = EventSink()
         collector = ResultCollector()
         run_id = uuid.uuid4().hex
@@ -75,7 +78,7 @@ class LocalBackend:
                     sink,
                     query=query,
                     session_id="",
-                    options=options,
+                    options=run,
                     run_id=run_id,
                     owner=owner,
                     # a tool call is one question: no mcp-<id> conversation left behind
@@ -146,3 +149,10 @@ class LocalBackend:
             error = (state.error or {}).get("message", final.status)
             raise ToolError(f"The research run ended {final.status}: {error}")
         return report_markdown(final, state)
+
+
+def _first_error(err: ValidationError) -> str:
+    """The first problem of a validation error, in words a calling model can act on."""
+    first = err.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg']}"

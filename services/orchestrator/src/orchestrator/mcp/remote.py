@@ -41,11 +41,11 @@ class HttpBackend:
                 f"Quarry's API at {self._client.base_url} is unreachable: {err}"
             ) from None
 
-    async def search(self, query: str, sources: list[str] | None, progress: Progress) -> Any:
+    async def search(self, query: str, options: dict[str, Any], progress: Progress) -> Any:
         """POST /v1/search over NDJSON; progress lines as events arrive."""
         body: dict[str, Any] = {"query": query}
-        if sources:
-            body["options"] = {"sources": sources}
+        if options:
+            body["options"] = options
         collector = ResultCollector()
         async for raw in self._events("/v1/search", body):
             event = Event(int(raw["seq"]), raw["type"], raw["data"])

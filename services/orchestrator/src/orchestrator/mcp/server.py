@@ -22,7 +22,8 @@ INSTRUCTIONS = (
 )
 SEARCH_DOC = """Answer a question from the web and the user's documents, with numbered sources.
 Example: search(query="What is the boiling point of water at sea level?")
-sources: "web", "local" (the user's documents) or both; leave empty for the default."""
+sources: "web", "local" (the user's documents) or both; leave empty for the default.
+engines: SearXNG engines to ask, e.g. ["wikipedia", "arxiv"]; pageno: result page, 1-10."""
 RESEARCH_DOC = """Write a long report with citations about a topic (takes minutes).
 Example: research(query="Compare SQLite and PostgreSQL for a small web app")
 mode: "deep-research" (default) or "due-diligence" (risks and recommendations)."""
@@ -59,9 +60,17 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
         return progress
 
     @mcp.tool(description=SEARCH_DOC)
-    async def search(query: str, ctx: Ctx, sources: list[Source] | None = None) -> str:
+    async def search(
+        query: str,
+        ctx: Ctx,
+        sources: list[Source] | None = None,
+        engines: list[str] | None = None,
+        pageno: int | None = None,
+    ) -> str:
         progress = reporter(ctx)
-        result = await backend_of(ctx).search(query, list(sources) if sources else None, progress)
+        given = {"sources": sources, "engines": engines, "pageno": pageno}
+        options = {k: v for k, v in given.items() if v}  # the API checks them (ToolError)
+        result = await backend_of(ctx).search(query, options, progress)
         return format_answer(result)
 
     @mcp.tool(description=RESEARCH_DOC)
