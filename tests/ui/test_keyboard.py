@@ -63,7 +63,7 @@ def test_every_control_is_reachable_and_shows_focus(page: Page, world: UiWorld) 
     page.keyboard.press("Enter")
     page.keyboard.press("Tab")
     reached = set()
-    for _ in range(8):
+    for _ in range(14):
         page.keyboard.press("Tab")
         info = page.evaluate(
             """() => { const el = document.activeElement; const s = getComputedStyle(el);
@@ -74,7 +74,8 @@ def test_every_control_is_reachable_and_shows_focus(page: Page, world: UiWorld) 
         if info["tag"] == "BUTTON":
             assert info["outline"] != "none", f"no visible focus on {info}"
             assert info["width"] != "0px", f"no visible focus on {info}"
-    assert {"new-chat", "ask"} <= reached, reached
+    # the question's options (mode, answer length, sources) come after Ask
+    assert {"new-chat", "ask", "opt-mode", "opt-detail", "opt-sources"} <= reached, reached
 
 
 @pytest.mark.skipif(not has_tokens(), reason="bearer tokens (branch sec) are not merged yet")
