@@ -63,9 +63,7 @@ async def test_options_reach_the_search(world: World) -> None:
     assert (first["engines"], first["pageno"]) == ("wikipedia,arxiv", "2")
 
 
-async def test_bad_edits_are_usage_errors(
-    world: World, capsys: pytest.CaptureFixture[str]
-) -> None:
+async def test_bad_edits_are_usage_errors(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     async with stack(world) as s, serve_http(s.app) as base:
         s.llm.queue("judge", judge("sufficient"))
         await quarry(base, "what causes tides", "--session", "cli-2")
