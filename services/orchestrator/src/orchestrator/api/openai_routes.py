@@ -13,19 +13,19 @@ import time
 import uuid
 from typing import Any, Literal
 
-import orjson
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.agent.loop import run_question
 from orchestrator.api import chat_format as fmt
 from orchestrator.api.models import SearchOptions
 from orchestrator.api.openai_research import research_completion
 from orchestrator.api.problems import openai_problem, openai_problem_for
 from orchestrator.api.ratelimit import enforce
-from orchestrator.api.routes import PrincipalDep, RuntimeDep, run_options
+from orchestrator.api.routes import PrincipalDep, RuntimeDep
+from orchestrator.api.sse import DONE, sse_data
 from orchestrator.api.streaming import EventStreamResponse, drive
+from orchestrator.ask import Conversation, Question, ask, run_options
 from orchestrator.events import Event, EventSink, ResultCollector
 from orchestrator.policy import SearchOff, research_sources
 
@@ -99,7 +99,7 @@ class ChunkEncoder:
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return b"data: " + orjson.dumps({**self._base, "choices": [choice], **extra}) + b"\n\n"
+        return sse_data({**self._base, "choices": [choice], **extra})
 
     def _first(self) -> bytes:
         if self._started:
@@ -131,7 +131,7 @@ class ChunkEncoder:
             self._meta["warnings"].append(data)
         elif event.type == "error":
             error = {"message": data["message"], "type": "server_error", "code": data["code"]}
-            return out + b"data: " + orjson.dumps({"error": error}) + b"\n\n"
+            return out + sse_data({"error": error})
         elif event.type == "run.completed":
             self._meta["status"] = data["status"]
             return out + self._chunk({}, "stop", sources=self._sources, quarry=self._meta)
@@ -201,23 +201,17 @@ async def chat_completions(
     run_id = uuid.uuid4().hex
     completion_id = f"chatcmpl-{run_id}"
     settings = runtime.deps.settings
+    # The client sends the conversation each time: nothing is kept here.
+    talk = Conversation.given(history, label=f"openai-{run_id}")
     try:
-        options = run_options(runtime, body.options)
+        asked = Question(question, who.id, run_id, run_options(body.options, settings), talk)
     except SearchOff as err:
         return openai_problem_for(err)
 
     async def run(sink: EventSink) -> None:
         if notice is not None:
             sink.warn_after_start(notice.code, notice.message)
-        await run_question(
-            runtime.deps,
-            sink,
-            question=question,
-            history=history,
-            options=options,
-            run_id=run_id,
-            session_id=f"openai-{run_id}",
-        )
+        await ask(runtime.deps, runtime.sessions, sink, asked)
 
     if body.stream:
         encoder = ChunkEncoder(completion_id, body.model)
@@ -225,7 +219,7 @@ async def chat_completions(
             run,
             "sse",
             encode=encoder,
-            closing=lambda: b"data: [DONE]\n\n",
+            closing=lambda: DONE,
             keepalive_s=settings.keepalive_s,
         )
     collector = ResultCollector()
