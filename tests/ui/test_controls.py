@@ -10,7 +10,7 @@ from typing import Any
 
 from playwright.sync_api import Page, Request, expect
 
-from services.orchestrator.tests.fakes.llm_script import Say
+from services.orchestrator.tests.fakes.llm_script import Fail, Say
 from tests.ui.conftest import low_contrast, shot
 from tests.ui.test_quick import ask
 from tests.ui.test_research import start_research
@@ -80,6 +80,22 @@ def test_edit_a_turn_and_regenerate_from_it(page: Page, world: UiWorld) -> None:
     stored = session_of(page)["turns"]
     assert [t["question"] for t in stored] == ["what causes spring tides", "and in lakes"]
     shot(page, "edit-regenerate")
+
+
+def test_a_failed_edit_leaves_the_conversation_as_it_was(page: Page, world: UiWorld) -> None:
+    page.goto("/")
+    ask(page, "what causes tides")
+    answered(page, 0)
+    world.call(lambda: world.llm.queue("synthesis", Fail(500, "model exploded")))
+    page.get_by_role("button", name=re.compile("^Regenerate")).click()
+    failed = page.locator(".turn").last
+    expect(failed.locator(".status")).to_have_text(re.compile("^Failed"))
+    # the server kept the old turn, and so does the page: shown again before the failed try
+    turns = page.locator(".turn")
+    expect(turns).to_have_count(2)
+    expect(turns.first.locator(".question")).to_have_text("what causes tides")
+    expect(turns.first.locator(".answer")).not_to_be_empty()
+    assert [t["question"] for t in session_of(page)["turns"]] == ["what causes tides"]
 
 
 def test_mode_length_and_sources_are_sent_and_kept(page: Page, world: UiWorld) -> None:

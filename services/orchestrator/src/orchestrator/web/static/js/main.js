@@ -173,8 +173,23 @@ async function askQuick(query, { editing = null } = {}) {
   await ask(turn, { query, sessionId, signal: controller.signal, options: collect(), editTurn: editing });
   if (state.controller === controller) state.controller = null;
   composer.busy(false);
+  // A failed or stopped edit changed nothing on the server: show its turns again.
+  if (editing && !STORED.has(turn.el.dataset.status)) await restoreAfter(sessionId, editing, turn);
   refreshSidebar();
   refreshMemory(sessionId);
+}
+
+// Put the server's turns from ``from`` (1-based) on back, before the failed edit's turn.
+async function restoreAfter(id, from, failed) {
+  try {
+    const session = await getJSON(`/v1/sessions/${encodeURIComponent(id)}`);
+    if (state.sessionId !== id) return;
+    const holder = h("div");
+    for (const stored of (session.turns || []).slice(from - 1)) restoreTurn(holder, stored, { onEdit: editTurn });
+    failed.el.before(...holder.children);
+  } catch {
+    // the server is gone too: the failed turn says so
+  }
 }
 
 // Edit (or regenerate) a turn: it and the turns after it leave the page, and the question is
