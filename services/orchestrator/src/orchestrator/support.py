@@ -6,6 +6,8 @@ module says *how well* that source backs the sentence, and is what every face sh
 * ``supported``: the cited passage holds the claim (lexical score ≥ ``SUPPORTED_AT``);
 * ``partly``: it holds part of it (≥ ``PARTLY_AT``, the citation check's own threshold);
 * ``unsupported``: no cited passage holds it — such a sentence is never shown as cited;
+  a claim the model cited nothing for is checked against every source and, when one
+  supports it, marked ``supported`` and cited to it;
 * ``None``: the sentence carries no claim to check ("Here is what I found:", "Yes [1].").
 
 The score is the share of the claim's content words found in the passage (the citation check's
@@ -67,6 +69,8 @@ _VALUE_RE = re.compile(
     re.IGNORECASE,
 )
 _CAPS_RE = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
+# Where a citation goes in a sentence: before its closing punctuation and trailing space.
+_SENTENCE_TAIL = re.compile(r"[.!?]*\s*$")
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,8 @@ def mark_sentence(sentence: str, sources: Mapping[int, str]) -> SentenceMark:
     if len(claim) < MIN_CLAIM_WORDS:
         return SentenceMark(sentence, cites, None, 0.0)
     stated = values(strip_citations(sentence))
+    if not cited_numbers(sentence):
+        return _uncited(sentence, claim, stated, sources)
     score = max((_score(claim, stated, sources[n]) for n in cites), default=0.0)
     if score >= SUPPORTED_AT:
         return SentenceMark(sentence, cites, "supported", score)
@@ -102,6 +108,23 @@ def mark_sentence(sentence: str, sources: Mapping[int, str]) -> SentenceMark:
         return SentenceMark(sentence, cites, "partly", score)
     text = strip_citations(sentence) if cites else sentence
     return SentenceMark(text, [], "unsupported", score)
+
+
+def _uncited(
+    sentence: str, claim: set[str], stated: set[str], sources: Mapping[int, str]
+) -> SentenceMark:
+    """A claim the model cited nothing for: supported when a source supports it (and then
+    cited to that source, as the mark says), else unsupported. The embedded model often
+    writes a right sentence without a marker; calling it unsupported would put "the sources
+    don't say" over a right answer."""
+    scored = [(_score(claim, stated, text), -n) for n, text in sources.items()]
+    score, neg = max(scored, default=(0.0, 0))
+    if score < SUPPORTED_AT:
+        return SentenceMark(sentence, [], "unsupported", score)
+    end = _SENTENCE_TAIL.search(sentence)
+    at = end.start() if end else len(sentence)
+    cited = f"{sentence[:at]} [{-neg}]{sentence[at:]}"
+    return SentenceMark(cited, [-neg], "supported", score)
 
 
 def values(text: str) -> set[str]:

@@ -125,3 +125,16 @@ def test_the_sentence_stream_never_cuts_a_number_or_a_trailing_citation() -> Non
     out += cut.flush()
     assert "".join(out) == "Version 3.5 added it. [1] It is on by default [2]."
     assert out[1] == " It is on by default [2]."
+
+
+def test_an_uncited_claim_a_source_supports_is_cited_to_it() -> None:
+    mark = mark_sentence("The default value of SQLITE_MAX_LENGTH is 1 billion bytes.\n", SOURCES)
+    assert mark.support == "supported"
+    assert mark.citations == [1]
+    assert mark.text == "The default value of SQLITE_MAX_LENGTH is 1 billion bytes [1].\n"
+
+
+def test_an_uncited_claim_no_source_supports_stays_unsupported_and_uncited() -> None:
+    mark = mark_sentence("The default value of SQLITE_MAX_LENGTH is 2 billion bytes.", SOURCES)
+    assert (mark.support, mark.citations) == ("unsupported", [])
+    assert "[" not in mark.text
