@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 _PROC = Path("/proc")
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def descendants(root: int) -> list[int]:
@@ -36,23 +35,32 @@ def descendants(root: int) -> list[int]:
     return found
 
 
-def browser_processes(root: int) -> list[int]:
-    """The Chromium processes below ``root`` (the extraction workers are descendants too)."""
-    found = []
-    for pid in descendants(root):
-        with contextlib.suppress(OSError):
-            if b"chrom" in (_PROC / str(pid) / "cmdline").read_bytes().split(b"\0", 1)[0]:
-                found.append(pid)
-    return found
+def find_marked(marker: bytes) -> int | None:
+    """The process whose command line holds ``marker`` (a browser launched with it)."""
+    for entry in _PROC.iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if marker in (entry / "cmdline").read_bytes():
+                    return int(entry.name)
+    return None
 
 
-def rss_mb(pids: list[int]) -> float:
-    """Resident memory of ``pids`` together, in MiB (shared pages are counted per process)."""
-    total = 0
+def tree(root: int) -> list[int]:
+    """``root`` and every process below it."""
+    return [root, *descendants(root)]
+
+
+def pss_mb(pids: list[int]) -> float:
+    """Proportional set size of ``pids`` together, in MiB: shared pages are split between the
+    processes sharing them, so a multi-process browser is not counted several times over."""
+    total_kb = 0
     for pid in pids:
         with contextlib.suppress(OSError, ValueError, IndexError):
-            total += int((_PROC / str(pid) / "statm").read_text().split()[1])
-    return total * _PAGE / (1024 * 1024)
+            for line in (_PROC / str(pid) / "smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total_kb += int(line.split()[1])
+                    break
+    return total_kb / 1024
 
 
 def lower_priority(pids: list[int], niceness: int) -> None:

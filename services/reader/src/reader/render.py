@@ -28,7 +28,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from reader.errors import ReadFailure
 from reader.fetch import Fetcher, Limits
-from reader.procs import browser_processes, lower_priority, rss_mb
+from reader.procs import find_marked, lower_priority, pss_mb, tree
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +130,9 @@ class Renderer:
         self._browser: Browser | None = None
         self._pages = 0
         self._launch_lock = asyncio.Lock()
+        # An argument Chromium ignores, naming this renderer's browser among the processes.
+        self._marker = f"--quarry-renderer={os.getpid()}-{id(self):x}"
+        self._browser_pid: int | None = None
 
     @property
     def busy(self) -> bool:
@@ -205,11 +208,21 @@ class Renderer:
     async def _watch(self) -> None:
         """Raise when the browser passes its memory cap; keep its processes at low priority."""
         while True:
-            pids = browser_processes(os.getpid())
+            pids = self._pids()
             lower_priority(pids, RENDER_NICENESS)
-            if self._max_rss_mb and rss_mb(pids) > self._max_rss_mb:
+            if self._max_rss_mb and pss_mb(pids) > self._max_rss_mb:
                 raise MemoryExceeded
             await asyncio.sleep(WATCH_EVERY_S)
+
+    def _pids(self) -> list[int]:
+        """The browser's processes (found by the marker on its command line)."""
+        if self._browser_pid is None:
+            self._browser_pid = find_marked(self._marker.encode())
+        return tree(self._browser_pid) if self._browser_pid is not None else []
+
+    def memory_mb(self) -> float:
+        """The browser's memory now (proportional set size of its processes), in MiB."""
+        return pss_mb(self._pids()) if self._browser is not None else 0.0
 
     async def _ensure_browser(self) -> Browser:
         async with self._launch_lock:
@@ -221,9 +234,9 @@ class Renderer:
                 self._browser = await self._playwright.chromium.launch(
                     executable_path=self._executable,
                     headless=True,
-                    args=launch_args(self._heap_mb),
+                    args=[*launch_args(self._heap_mb), self._marker],
                 )
-                self._pages = 0
+                self._pages, self._browser_pid = 0, None
             self._pages += 1
             return self._browser
 
@@ -234,8 +247,7 @@ class Renderer:
         except (TimeoutError, PlaywrightError):
             await self._drop_browser("a page would not close")
             return
-        pids = browser_processes(os.getpid())
-        if self._max_rss_mb and rss_mb(pids) > self._max_rss_mb:
+        if self._max_rss_mb and pss_mb(self._pids()) > self._max_rss_mb:
             await self._drop_browser("memory after a page")
 
     async def _drop_browser(self, why: str) -> None:
@@ -319,11 +331,11 @@ class _Interceptor:
             self._main = None  # only the first navigation: a reload fetches again
             await route.fulfill(status=200, body=body, headers={"content-type": content_type})
             return
-        self._outcome.requests += 1
-        if self._outcome.requests > self._limits.max_requests:
+        if self._outcome.requests >= self._limits.max_requests:
             self._refuse(url, "request cap", kind)
             await route.abort("blockedbyclient")
             return
+        self._outcome.requests += 1
         await self._fetch(route, url, kind)
 
     async def _fetch(self, route: Route, url: str, kind: str) -> None:
