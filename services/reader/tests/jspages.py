@@ -36,14 +36,17 @@ def article_js(text: str = APP_TEXT, heading: str = "Tides at Veldmark") -> byte
 
 def hostile_js(canary_port: int) -> bytes:
     """The article, plus attempts on loopback, a private address, file: and a redirect."""
-    return article_js() + (
-        f"fetch('http://127.0.0.1:{canary_port}/secret').catch(() => {{}});"
-        "fetch('http://10.0.0.7/admin').catch(() => {});"
-        "var f = document.createElement('iframe'); f.src = 'file:///etc/passwd';"
-        "document.body.appendChild(f);"
-        "var s = document.createElement('script'); s.src = '/to-private';"
-        "document.body.appendChild(s);"
-    ).encode()
+    return (
+        article_js()
+        + (
+            f"fetch('http://127.0.0.1:{canary_port}/secret').catch(() => {{}});"
+            "fetch('http://10.0.0.7/admin').catch(() => {});"
+            "var f = document.createElement('iframe'); f.src = 'file:///etc/passwd';"
+            "document.body.appendChild(f);"
+            "var s = document.createElement('script'); s.src = '/to-private';"
+            "document.body.appendChild(s);"
+        ).encode()
+    )
 
 
 HOG_JS = b"var hoard = []; while (true) { hoard.push(new Array(1 << 20).fill(7)); }"

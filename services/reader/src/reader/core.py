@@ -118,25 +118,40 @@ class Reader:
         # The whole read (plain tier, then maybe a render) ends by the caller's limits.
         total = self._budget(timeout_s, deadline_s, plain=False)
         plain = self._budget(timeout_s, deadline_s)
-        result, fetched = await self._plain(url, target, cap, plain, key)
-        if self._memory is not None:
-            tier = "pdf" if fetched is not None and fetched.kind is Kind.PDF else "fetch"
-            chars = len(result.extracted.markdown) if result.extracted is not None else 0
-            ms = result.fetch_ms + result.extract_ms
-            self._memory.record(target.host, tier, result.status.value, ms, chars)
+        # Where plain reads always come back empty and renders work, skip the plain extraction.
+        straight = self._render is not None and self._advice(target.host) == "render_first"
+        result, fetched = await self._plain(url, target, cap, plain, key, extract=not straight)
+        plain_result = result
         if self._render is not None:
             extract = lambda job, left: self._extract(job, left, key)  # noqa: E731
             result = await self._render.after_plain(
                 result, fetched, target.host, start + total, extract
             )
+        self._remember(target.host, plain_result, result, fetched)
         if self._cache is not None and result.status is Status.OK:
             self._cache.put(target.url, cap, result)
         return result
 
+    def _advice(self, host: str) -> str:
+        return self._memory.advice(host) if self._memory is not None else ""
+
+    def _remember(
+        self, host: str, plain: ReadResult, final: ReadResult, fetched: Fetched | None
+    ) -> None:
+        """Note how the plain tier fared (the render tier notes its own outcome)."""
+        if self._memory is None:
+            return
+        tier = "pdf" if fetched is not None and fetched.kind is Kind.PDF else "fetch"
+        chars = len(plain.extracted.markdown) if plain.extracted is not None else 0
+        # A plain read whose text a render replaced gave nothing the render did not.
+        status = "EMPTY" if final.tier == "render" else plain.status.value
+        self._memory.record(host, tier, status, plain.fetch_ms + plain.extract_ms, chars)
+
     async def _plain(
-        self, url: str, target: Target, cap: int, budget: float, key: str
+        self, url: str, target: Target, cap: int, budget: float, key: str, *, extract: bool
     ) -> tuple[ReadResult, Fetched | None]:
-        """Fetch and extract (the plain tier): the result, and the fetched page if any."""
+        """Fetch and extract (the plain tier; ``extract`` False: fetch only, for a render):
+        the result, and the fetched page if any."""
         loop = asyncio.get_running_loop()
         start = loop.time()
         end = start + budget
@@ -149,6 +164,16 @@ class Reader:
             async with asyncio.timeout(budget):
                 fetched = await self._fetcher.fetch(target.url, limits)
                 fetch_ms = int((loop.time() - start) * 1000)
+                if not extract and fetched.kind is Kind.HTML:
+                    skipped = ReadResult(Status.EMPTY, url, error="render first", tier="fetch")
+                    return dataclasses.replace(
+                        skipped,
+                        final_url=fetched.final_url,
+                        content_type=fetched.content_type,
+                        http_status=fetched.http_status,
+                        fetched_bytes=len(fetched.body),
+                        fetch_ms=fetch_ms,
+                    ), fetched
                 job = self._job(fetched.body, fetched.kind, fetched.final_url, fetched.charset)
                 extracted = await self._extract(job, end - loop.time(), key)
         except TimeoutError:

@@ -103,7 +103,8 @@ async def test_js_only_page_is_read_through_the_render_tier(
     assert TIDE_FACT in reply.markdown
     assert reply.markdown.lstrip().startswith("# Tides at Veldmark")  # structure kept
     assert reply.render.status == "RENDERED"
-    assert "thin" in reply.render.reason and "empty_root" in reply.render.reason
+    assert "thin" in reply.render.reason
+    assert "empty_root" in reply.render.reason
     assert reply.render.requests >= 1  # app.js, through the reader's fetcher
 
 
@@ -125,7 +126,8 @@ async def test_every_forbidden_sub_request_is_refused_and_logged(
 ) -> None:
     with caplog.at_level(logging.INFO, logger="reader.render"):
         reply = await _read(stub, site.url("/hostile", host=SITE))
-    assert reply.status == Status.OK and reply.tier == "render"
+    assert reply.status == Status.OK
+    assert reply.tier == "render"
     assert canary.requests == []  # 127.0.0.1 never reached
     refusals = [
         (getattr(r, "host", ""), getattr(r, "reason", ""))
@@ -161,7 +163,8 @@ async def test_a_page_that_allocates_without_bound_is_bounded(
     assert TIDE_FACT not in reply.markdown
     assert reply.render.status in ("CRASHED", "MEMORY", "TIMEOUT")
     after = await _read(tight, site.url("/app", host=SITE))  # the browser still renders
-    assert after.status == Status.OK and after.tier == "render"
+    assert after.status == Status.OK
+    assert after.tier == "render"
 
 
 async def test_a_page_that_opens_endless_frames_is_bounded(
@@ -173,7 +176,8 @@ async def test_a_page_that_opens_endless_frames_is_bounded(
     frames = sum(1 for path, _ in site.requests if path.startswith("/frame?"))
     assert frames <= 30
     after = await _read(tight, site.url("/app", host=SITE))
-    assert after.status == Status.OK and after.tier == "render"
+    assert after.status == Status.OK
+    assert after.tier == "render"
 
 
 async def test_render_off_is_the_old_behaviour(site: HttpServer) -> None:
@@ -184,3 +188,25 @@ async def test_render_off_is_the_old_behaviour(site: HttpServer) -> None:
         assert TIDE_FACT not in reply.markdown
         assert not reply.HasField("render")
         assert [path for path, _ in site.requests[before:]] == ["/app"]  # no script fetched
+
+
+async def test_domain_memory_records_each_tier_and_is_visible(
+    stub: reader_pb2_grpc.ReaderAsyncStub, site: HttpServer
+) -> None:
+    for _ in range(3):
+        await _read(stub, site.url("/app", host=SITE))
+    reply = await stub.Domains(reader_pb2.DomainsRequest(limit=5), timeout=10)
+    (entry,) = [d for d in reply.domains if d.domain == SITE]
+    tiers = {t.tier: t for t in entry.tiers}
+    assert tiers["render"].ok >= 3
+    assert tiers["render"].mean_chars > 200
+    assert tiers["fetch"].attempts >= 3
+    # Plain reads of /app yield only the noscript line, which every render replaced: the
+    # domain's pages are now rendered without a plain extraction first.
+    assert tiers["fetch"].empty >= 3
+    assert entry.advice == "render_first"
+    again = await _read(stub, site.url("/app", host=SITE))
+    assert again.tier == "render"
+    assert again.render.reason == "domain: plain reads empty"
+    assert again.extract_ms == 0  # no plain extraction
+    assert TIDE_FACT in again.markdown
