@@ -56,7 +56,7 @@ class ReaderServer(GrpcServer):
             allow_private=settings.allow_private_networks, allowed=settings.allowed_cidrs
         )
         fetcher = Fetcher(policy, resolver)
-        path = settings.data_dir / "reader" / "domains.sqlite" if settings.data_dir else None
+        path = settings.data_dir / "domains.sqlite" if settings.data_dir else None
         self.memory = DomainMemory(settings.domain_memory_size, path)
         browser = "" if settings.render == "off" else chromium_executable(settings.chromium_path)
         self.renderer = (
