@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import time
@@ -41,6 +42,10 @@ _METHODS = frozenset({"GET", "HEAD"})
 _ROUTED_SCHEMES = frozenset({"http", "https", "data", "blob", "about"})
 # Renderers run at this niceness: plain reads' extraction workers get the CPU first.
 RENDER_NICENESS = 10
+# Renders that may wait per render slot (each waits no longer than its own read's deadline).
+QUEUE_PER_SLOT = 4
+# A render with less time than this left is not started.
+MIN_RENDER_S = 1.0
 # How often the browser's memory is checked while a page renders.
 WATCH_EVERY_S = 0.25
 # Time allowed to close a page's context; a browser that cannot is relaunched.
@@ -136,28 +141,44 @@ class Renderer:
 
     @property
     def busy(self) -> bool:
-        """Every slot taken and as many renders waiting: a new one would only queue."""
-        return self._slots.locked() and self._waiting >= self._concurrency
+        """Every slot taken and the queue full: a new render is refused rather than queued."""
+        return self._slots.locked() and self._waiting >= QUEUE_PER_SLOT * self._concurrency
 
     async def render(
-        self, url: str, limits: RenderLimits, main: tuple[bytes, str] | None
+        self, url: str, limits: RenderLimits, main: tuple[bytes, str] | None, end: float
     ) -> Rendered:
-        """Render ``url`` (whose body and content type may be known already: ``main``)."""
+        """Render ``url`` (whose body and content type may be known already: ``main``), done
+        by loop time ``end`` whatever the wait for a slot and the browser's launch took."""
         outcome = Rendered(final_url=url)
         start = time.monotonic()
-        self._waiting += 1
         try:
-            async with self._slots:
+            self._waiting += 1
+            try:
+                await self._slots.acquire()
+            finally:
                 self._waiting -= 1
-                await self._render(url, limits, main, outcome)
+            try:
+                await self._render(url, limits, main, outcome, end)
+            finally:
+                self._slots.release()
         finally:
             outcome.ms = int((time.monotonic() - start) * 1000)
         return outcome
 
     async def _render(
-        self, url: str, limits: RenderLimits, main: tuple[bytes, str] | None, outcome: Rendered
+        self,
+        url: str,
+        limits: RenderLimits,
+        main: tuple[bytes, str] | None,
+        outcome: Rendered,
+        end: float,
     ) -> None:
         browser = await self._ensure_browser()
+        left = end - asyncio.get_running_loop().time()
+        if left < MIN_RENDER_S:
+            outcome.status, outcome.error = "SKIPPED", "no time left to render"
+            return
+        limits = dataclasses.replace(limits, timeout_s=min(limits.timeout_s, left))
         context = await browser.new_context(
             service_workers="block",
             accept_downloads=False,

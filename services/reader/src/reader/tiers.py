@@ -19,11 +19,9 @@ from reader.extract import Job
 from reader.fetch import Fetched
 from reader.memory import DomainMemory
 from reader.model import Extracted, Kind, ReadResult, RenderInfo, Status
-from reader.render import Renderer, RenderLimits
+from reader.render import MIN_RENDER_S, Renderer, RenderLimits
 from reader.shell import THIN_TEXT_CHARS, signals
 
-# A render needs at least this long to be worth starting.
-MIN_RENDER_S = 1.0
 # Time kept back from a render for extracting its DOM.
 RENDER_EXTRACT_RESERVE_S = 1.0
 
@@ -94,7 +92,8 @@ class RenderTier:
             s.user_agent,
         )
         main = (fetched.body, fetched.content_type or "text/html")
-        rendered = await self._renderer.render(fetched.final_url, limits, main)
+        render_end = end - RENDER_EXTRACT_RESERVE_S
+        rendered = await self._renderer.render(fetched.final_url, limits, main, render_end)
         info = RenderInfo(
             rendered.status,
             reason,
