@@ -68,13 +68,22 @@ async def js_world(render: str) -> AsyncIterator[World]:
     pages = TinyHTTPServer(_serve)
     await pages.start()
     reader = build_reader(
-        ReaderSettings(port=0, allow_private_networks=True, workers=1, render=render)  # type: ignore[arg-type]
+        ReaderSettings(port=0, allow_private_networks=True, workers=1, render=render)
     )
     ranker = build_ranker(RankerSettings(port=0))
     index = build_index(IndexSettings(port=0))
     try:
-        ports = [await reader.start(), await ranker.start(), await index.start()]
-        yield World(pages.url, *(f"127.0.0.1:{p}" for p in ports))
+        reader_port, ranker_port, index_port = (
+            await reader.start(),
+            await ranker.start(),
+            await index.start(),
+        )
+        yield World(
+            pages.url,
+            f"127.0.0.1:{reader_port}",
+            f"127.0.0.1:{ranker_port}",
+            f"127.0.0.1:{index_port}",
+        )
     finally:
         for server in (reader, ranker, index):
             await server.stop(0)
