@@ -46,6 +46,8 @@ RENDER_NICENESS = 10
 QUEUE_PER_SLOT = 4
 # A render with less time than this left is not started.
 MIN_RENDER_S = 1.0
+# A page is settled when no request has been in flight for this long after its DOM is ready.
+QUIET_S = 0.25
 # How often the browser's memory is checked while a page renders.
 WATCH_EVERY_S = 0.25
 # Time allowed to close a page's context; a browser that cannot is relaunched.
@@ -198,20 +200,25 @@ class Renderer:
             page.on("console", handler.note_console)
             async with asyncio.TaskGroup() as tg:
                 watch = tg.create_task(self._watch())
-                await self._load(page, url, limits, outcome)
+                await self._load(page, url, limits, outcome, handler)
                 watch.cancel()
         except* MemoryExceeded:
             outcome.status, outcome.error = "MEMORY", "browser memory cap"
         finally:
             await self._close(context)
 
-    async def _load(self, page: Any, url: str, limits: RenderLimits, outcome: Rendered) -> None:
-        settle_ms = limits.settle_s * 1000
+    async def _load(
+        self,
+        page: Any,
+        url: str,
+        limits: RenderLimits,
+        outcome: Rendered,
+        handler: _Interceptor,
+    ) -> None:
         try:
             async with asyncio.timeout(limits.timeout_s):
                 await page.goto(url, wait_until="domcontentloaded")
-                with contextlib.suppress(PlaywrightError):
-                    await page.wait_for_load_state("networkidle", timeout=settle_ms)
+                await handler.settled(limits.settle_s)
                 outcome.html = await page.content()
                 outcome.final_url = page.url
                 outcome.status = "RENDERED"
@@ -309,6 +316,20 @@ class _Interceptor:
         self._main = main
         self._end = end
         self._noted: set[tuple[str, str]] = set()
+        # Requests being fetched, and when the last one started or ended (loop time).
+        self._in_flight = 0
+        self._last_activity = 0.0
+
+    async def settled(self, most_s: float) -> None:
+        """Wait until no request has been in flight for ``QUIET_S`` (at most ``most_s``):
+        the scripts' XHR/fetch calls have landed. Playwright's "networkidle" always waits
+        500 ms; the reader sees every request itself, so it can tell sooner."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + most_s
+        while loop.time() < until:
+            if self._in_flight == 0 and loop.time() - self._last_activity >= QUIET_S:
+                return
+            await asyncio.sleep(QUIET_S / 4)
 
     def _refuse(self, url: str, reason: str, resource: str) -> None:
         self._outcome.refused += 1
@@ -368,6 +389,9 @@ class _Interceptor:
         limits = Limits(
             room, self._limits.max_redirects, self._limits.user_agent, self._end, any_type=True
         )
+        loop = asyncio.get_running_loop()
+        self._in_flight += 1
+        self._last_activity = loop.time()
         try:
             async with asyncio.timeout_at(self._end):
                 fetched = await self._fetcher.fetch(url, limits)
@@ -379,6 +403,9 @@ class _Interceptor:
             self._refuse(url, "timed out", kind)
             await route.abort("timedout")
             return
+        finally:
+            self._in_flight -= 1
+            self._last_activity = loop.time()
         self._outcome.bytes += len(fetched.body)
         headers = {"content-type": fetched.content_type} if fetched.content_type else {}
         await route.fulfill(status=fetched.http_status, body=fetched.body, headers=headers)
