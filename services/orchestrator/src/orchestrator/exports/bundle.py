@@ -42,7 +42,7 @@ _SECRET_NAME = re.compile(r"(key|token|secret|password|credential)s?$")
 # A credential in a URL's query (?token=…, &api_key=…, &X-Amz-Signature=…) or a header value.
 _SECRET_PARAM = re.compile(
     r"([?&#](?:[\w.-]*(?:token|key|secret|password|passwd|sig|signature|auth|session)[\w.-]*)=)"
-    r"[^&#\s\"'<>]+",
+    r"[^&#\s\"'<>()\[\]]+",
     re.IGNORECASE,
 )
 _BEARER = re.compile(r"\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)

@@ -38,8 +38,17 @@ from orchestrator.research.state import ResearchState
 from orchestrator.research.synthesis import plan_sections, synthesise
 
 MAX_BUNDLE_BYTES = 512 * 1024 * 1024
-# The date a prompt carries: a replay on another day differs there only.
+# What a replayed prompt may differ in: the date (a replay on another day) and the fence
+# marker (orchestrator/prompts.py draws one at random per prompt).
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_MARKER = re.compile(r"use the marker ([0-9a-f]{8,})")
+
+
+def _normal(messages: object) -> str:
+    text = _DATE.sub("DATE", orjson.dumps(messages).decode())
+    for marker in set(_MARKER.findall(text)):
+        text = text.replace(marker, "MARKER")
+    return text
 
 
 class BadBundle(ValueError):
@@ -118,9 +127,7 @@ class ReplayLLM:
         if not self._recorded:
             raise LLMError("the bundle records no more model outputs", "replay")
         entry = self._recorded.pop(0)
-        same = _DATE.sub("", orjson.dumps(messages).decode()) == _DATE.sub(
-            "", orjson.dumps(entry.get("messages", [])).decode()
-        )
+        same = _normal(messages) == _normal(entry.get("messages", []))
         self.prompts_matched += same
         self.prompts_differ += not same
         if entry.get("error"):
@@ -171,6 +178,7 @@ class ReplayResult:
             "recorded_cited": self.recorded_cited,
             "prompts": {"matched": self.prompts_matched, "differ": self.prompts_differ},
             "grades": self.grades(),
+            "answer": self.answer,
             "sentences": self.sentences,
             "notes": self.notes,
         }
