@@ -25,7 +25,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 __all__ = ["world"]  # the fixture, imported so pytest finds it here
 
 LLM_KEY = "sk-live-llm-key-0123456789abcdef"
-URL_TOKEN = "urltoken0123456789XYZ"
+URL_TOKEN = "urltoken0123456789XYZ"  # noqa: S105 - a fake credential the bundle must drop
 QUERY = f"how do tides work (see https://notes.example/t?access_token={URL_TOKEN})"
 SECRETS = (ALICE, BOB, ROOT, LLM_KEY, URL_TOKEN)
 MEDIA = {
@@ -48,7 +48,7 @@ def network_blocked() -> Iterator[list[Any]]:
         attempts.append(address)
         raise OSError("network blocked by the test")
 
-    socket.socket.connect = refuse  # type: ignore[method-assign]
+    socket.socket.connect = refuse  # type: ignore[method-assign,assignment]
     try:
         yield attempts
     finally:
@@ -112,7 +112,9 @@ async def test_research_run_exports_and_its_bundle_replays_offline(
     kinds = {e["kind"] for e in recording}
     assert {"llm.structured", "llm.stream", "search", "read", "judge", "rank.passages"} <= kinds
     read = next(e for e in recording if e["kind"] == "read" and e["status"] == "OK")
-    assert read["final_url"] and len(read["sha256"]) == 64 and read["text"]
+    assert read["final_url"]
+    assert len(read["sha256"]) == 64
+    assert read["text"]
     assert all(e["messages"] for e in recording if e["kind"].startswith("llm."))
 
     bundle_file = tmp_path / "run.bundle.zip"
@@ -123,12 +125,15 @@ async def test_research_run_exports_and_its_bundle_replays_offline(
     result = orjson.loads(printed.getvalue())
     assert attempts == []
     assert status == 0, result
-    assert result["replayed"] and result["same_answer"] and result["same_citations"]
+    assert result["replayed"]
+    assert result["same_answer"]
+    assert result["same_citations"]
     # the run's report, as the bundle holds it: the URL's token redacted
     assert result["answer"] == view["report"].replace(URL_TOKEN, "[redacted]")
     assert result["cited"] == result["recorded_cited"]
     assert result["cited"]
-    assert result["prompts"]["differ"] == 0 and result["prompts"]["matched"] >= 4
+    assert result["prompts"]["differ"] == 0
+    assert result["prompts"]["matched"] >= 4
     assert result["grades"]["supported"] + result["grades"]["partly"] > 0
 
 
@@ -169,3 +174,34 @@ async def test_replay_refuses_a_file_that_is_not_a_bundle(tmp_path: Path) -> Non
     path = tmp_path / "not.zip"
     path.write_bytes(b"PK\x03\x04 nonsense")
     assert await asyncio.to_thread(main, ["replay", str(path)]) == 2
+
+
+def _tampered(bundle: bytes) -> bytes:
+    """The bundle with the model's first report section output changed."""
+    files = _files(bundle)
+    lines = [orjson.loads(line) for line in files["recording.jsonl"].splitlines()]
+    first = next(e for e in lines if e["kind"] == "llm.stream" and e["phase"] == "synthesis")
+    first["output"] = "The moon is made of cheese [1]."
+    files["recording.jsonl"] = b"".join(orjson.dumps(e) + b"\n" for e in lines)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+async def test_a_replay_of_other_model_outputs_says_the_answer_differs(
+    world: World, tmp_path: Path
+) -> None:
+    async with team(world, tmp_path) as api:
+        run_id = await _run(api)
+        bundle = await api.client.get(f"/v1/research/{run_id}/bundle", headers=auth(ALICE))
+    path = tmp_path / "tampered.zip"
+    path.write_bytes(_tampered(bundle.content))
+    printed = io.StringIO()
+    assert await asyncio.to_thread(main, ["replay", str(path), "--json"], printed) == 1
+    result = orjson.loads(printed.getvalue())
+    assert result["same_answer"] is False
+    # the replay ran the citation check too: no passage says so, so the citation went
+    assert "The moon is made of cheese." in result["answer"]
+    assert "cheese [1]" not in result["answer"]

@@ -13,12 +13,13 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
-import bibtexparser
 import lxml.html
 import orjson
 import pytest
 import rispy
+from bibtexparser.entrypoint import parse_string
 from orchestrator.exports.document import CITATION, Document, from_research, from_session
 from orchestrator.exports.pdf import PdfFailed, PdfRenderer
 from orchestrator.exports.render import FORMATS, export
@@ -125,7 +126,8 @@ async def test_html_links_every_citation_to_its_own_source_and_quotes_the_passag
     ids = set(page.xpath("//@id"))
     links = page.xpath('//a[@class="cite"]/@href')
     wanted = {f"#{doc.parts[i].anchor(n)}" for i, n in _cited(doc)}
-    assert set(links) == wanted and wanted
+    assert set(links) == wanted
+    assert wanted
     assert all(href[1:] in ids for href in links)
     for part in doc.parts:  # each source: its link and every passage, quoted
         for src in part.sources:
@@ -143,8 +145,10 @@ async def test_html_is_sanitised_and_self_contained() -> None:
     assert not [h for h in page.xpath("//a/@href") if h.lower().startswith("javascript")]
     assert HOSTILE.split(">")[0].replace("<", "&lt;") in raw  # shown as text
     csp = page.xpath('//meta[@http-equiv="Content-Security-Policy"]/@content')
-    assert csp and "default-src 'none'" in csp[0]
-    assert page.xpath("//style") and "counter(page)" in raw
+    assert csp
+    assert "default-src 'none'" in csp[0]
+    assert page.xpath("//style")
+    assert "counter(page)" in raw
 
 
 async def test_json_has_text_citations_with_passages_sources_and_timings() -> None:
@@ -164,7 +168,7 @@ async def test_json_has_text_citations_with_passages_sources_and_timings() -> No
 async def test_bibtex_and_ris_parse_with_every_source(make: object) -> None:
     doc = make()  # type: ignore[operator]
     sources = [s for p in doc.parts for s in p.sources]
-    library = bibtexparser.parse_string((await _export(doc, "bibtex")).decode())
+    library = parse_string((await _export(doc, "bibtex")).decode())
     assert not library.failed_blocks
     assert len(library.entries) == len(sources)
     assert len({e.key for e in library.entries}) == len(sources)  # turns never collide
@@ -186,7 +190,8 @@ async def test_pdf_keeps_text_page_numbers_and_clickable_citations() -> None:
     reader = PdfReader(io.BytesIO(await _export(doc, "pdf")))
     text = "\n".join(p.extract_text() for p in reader.pages)
     pages = len(reader.pages)
-    assert f"Page 1 of {pages}" in text and f"Page {pages} of {pages}" in text
+    assert f"Page 1 of {pages}" in text
+    assert f"Page {pages} of {pages}" in text
     assert "Tides are caused by the moon" in text
     internal, uris = set(), set()
     for page in reader.pages:
@@ -204,7 +209,7 @@ async def test_pdf_keeps_text_page_numbers_and_clickable_citations() -> None:
 
 
 class _Hits(BaseHTTPRequestHandler):
-    hits: list[str] = []
+    hits: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
         _Hits.hits.append(self.path)
