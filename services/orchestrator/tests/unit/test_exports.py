@@ -20,6 +20,8 @@ import orjson
 import pytest
 import rispy
 from bibtexparser.entrypoint import parse_string
+from orchestrator import cli_export
+from orchestrator.exports import render
 from orchestrator.exports.document import CITATION, Document, from_research, from_session
 from orchestrator.exports.pdf import PdfFailed, PdfRenderer
 from orchestrator.exports.render import FORMATS, export
@@ -256,3 +258,13 @@ async def test_missing_chromium_is_a_clear_failure() -> None:
 def test_every_format_has_a_media_type_and_an_extension() -> None:
     assert set(FORMATS) == {"md", "html", "pdf", "json", "bibtex", "ris"}
     assert len({f.extension for f in FORMATS.values()}) == len(FORMATS)
+
+
+def test_the_cli_picks_the_format_by_extension_as_the_server_names_them() -> None:
+    assert cli_export.FORMAT_NAMES == render.FORMAT_NAMES
+    assert cli_export.BY_EXTENSION == render.BY_EXTENSION
+    assert cli_export.format_for("out/Report.PDF") == "pdf"
+    assert cli_export.format_for("refs.bib") == "bibtex"
+    assert cli_export.format_for("report.docx") is None
+    assert cli_export.format_for("report.pdf", "ris") == "ris"
+    assert cli_export.format_for(None) is None

@@ -1,6 +1,7 @@
-"""The download menus in a real browser: a finished research report saved as PDF and HTML,
-a conversation's sources as BibTeX, each a file Chromium really downloads (with the page's
-token handling, not a plain link) in the format its menu item names."""
+"""The download menus in a real browser: a finished research report saved as PDF and HTML, a
+conversation's sources as BibTeX, each a file Chromium really downloads (fetched with the
+page's token handling, not a plain link) in the format its menu item names. Named to run after
+test_keyboard.py, whose tab walk assumes a short sidebar (the runs made here stay listed)."""
 
 from __future__ import annotations
 
