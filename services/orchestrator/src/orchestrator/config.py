@@ -13,6 +13,8 @@ from pydantic import Field, field_validator
 from pydantic_settings import SettingsConfigDict
 from quarry_common.settings import BaseServiceSettings, Port
 
+from orchestrator.domains import MAX_SERVER_RULES, InvalidDomain, normalize_all, split_setting
+
 # Empty (not configured) or an http(s) URL; anything else stops the service at start.
 _HTTP_URL = r"^(https?://\S+)?$"
 # Empty, or comma-separated http(s) URLs (several SearXNG instances).
@@ -257,6 +259,14 @@ class Settings(BaseServiceSettings):
             parse_many(value)  # raises ValueError with the library's message
         return value.strip()
 
+    @field_validator("domains_allow", "domains_deny")
+    @classmethod
+    def _domains(cls, value: str) -> str:
+        try:
+            return ",".join(normalize_all(split_setting(value), "the list", MAX_SERVER_RULES))
+        except InvalidDomain as err:  # pydantic reports a ValueError with the setting's name
+            raise ValueError(err.detail) from None
+
     @field_validator("corpus_roots")
     @classmethod
     def _roots(cls, value: str) -> str:
@@ -291,6 +301,11 @@ class Settings(BaseServiceSettings):
     web_search: Literal["on", "off"] = "on"
     # Answer from the model alone, clearly labelled, when search is off, down or finds nothing.
     allow_unsourced: bool = True
+    # --- source policy by domain (orchestrator/domains.py; docs/sources.md) ---
+    # Comma- or space-separated domains: example.com (and its subdomains), *.example.com (only
+    # its subdomains). Empty allow list: every domain not denied. A request narrows these only.
+    domains_allow: str = Field(default="", max_length=1_000_000)
+    domains_deny: str = Field(default="", max_length=1_000_000)
 
     @field_validator("corpus_dir", "data_dir")
     @classmethod

@@ -37,6 +37,8 @@ class Turn:
     sources: tuple[dict[str, Any], ...]
     status: str
     at: float
+    # What the domain policy dropped for this answer ({} without rules; docs/sources.md).
+    policy: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def size(self) -> int:
@@ -47,6 +49,7 @@ class Turn:
             + sum(len(str(s.get("excerpt", ""))) + len(str(s.get("url", ""))) for s in self.sources)
             # Each source keeps the passages the model saw: they count too.
             + sum(len(str(p)) for s in self.sources for p in s.get("passages") or ())
+            + sum(len(str(d)) for d in self.policy.get("dropped") or ())
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -57,6 +60,7 @@ class Turn:
             "sources": list(self.sources),
             "status": self.status,
             "at": self.at,
+            **({"policy": self.policy} if self.policy else {}),
         }
 
 

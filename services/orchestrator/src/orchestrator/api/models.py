@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,6 +14,25 @@ SESSION_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 MAX_OFFSET = 1_000_000
 MAX_PAGE = 100
 MAX_EVENT_ID = 2**31 - 1
+
+
+DomainEntry = Annotated[str, Field(min_length=1, max_length=300)]
+
+
+class DomainLists(BaseModel):
+    """``options.domains``: where web results may come from (docs/sources.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[DomainEntry] = Field(
+        default_factory=list,
+        max_length=100,
+        description="only these domains (example.com: it and its subdomains; *.example.com: "
+        "only its subdomains); within the server's ORCHESTRATOR_DOMAINS_ALLOW",
+    )
+    deny: list[DomainEntry] = Field(
+        default_factory=list, max_length=100, description="never these domains (same syntax)"
+    )
 
 
 class SearchOptions(BaseModel):
@@ -57,6 +76,11 @@ class SearchOptions(BaseModel):
         default=None,
         description="answer length: brief (one or two sentences) or full (a direct answer, then "
         "2-4 paragraphs); absent: short for a bare fact, longer for explanations",
+    )
+    domains: DomainLists | None = Field(
+        default=None,
+        description="allow and deny lists of domains, applied with the server's and the "
+        "query's site: / -site: operators (docs/sources.md)",
     )
 
 
@@ -141,6 +165,11 @@ class SessionTurn(BaseModel):
     sources: list[dict[str, Any]]
     status: str
     at: float
+    policy: dict[str, Any] | None = Field(
+        default=None,
+        description="the source policy's rules and what it dropped (docs/sources.md); null "
+        "without domain rules",
+    )
 
 
 class SessionView(BaseModel):

@@ -28,7 +28,7 @@ from orchestrator.api.ratelimit import enforce
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.security import principal_of
 from orchestrator.api.streaming import EventStreamResponse, drive
-from orchestrator.ask import Conversation, Question, ask, run_options
+from orchestrator.ask import Conversation, Question, ask, prepare
 from orchestrator.errors import InvalidEdit, NotAcceptable, SessionNotFound
 from orchestrator.events import Event, EventSink, ResultCollector
 from orchestrator.principals import NotVisible, Principal, acting_owner, listed_owner
@@ -119,11 +119,11 @@ async def search(
     notice = await enforce(request, "questions")
     session_id = body.session_id or uuid.uuid4().hex
     run_id = uuid.uuid4().hex
-    options = run_options(body.options, runtime.deps.settings)
+    asked = body.options.domains.model_dump() if body.options.domains is not None else None
+    searched, options = prepare(body.query, body.options, runtime.deps.settings, asked)
     edit = await _edit_index(runtime, body, who.id)
-    question = Question(
-        body.query, who.id, run_id, options, Conversation.kept(session_id, edit=edit)
-    )
+    talk = Conversation.kept(session_id, edit=edit)
+    question = Question(searched, who.id, run_id, options, talk, typed=body.query)
 
     async def run(sink: EventSink) -> None:
         if notice is not None:

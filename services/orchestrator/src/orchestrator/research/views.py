@@ -40,6 +40,7 @@ def view(record: RunRecord, state: ResearchState) -> dict[str, Any]:
         "counters": state.counters.model_dump(),
         "timings_ms": state.timings_ms,
         "warnings": state.warnings,
+        "policy": {"rules": state.domains_opt, "dropped": state.policy_dropped},
         "error": state.error,
         "last_event_id": record.last_seq,
     }

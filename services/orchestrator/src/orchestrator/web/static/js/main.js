@@ -4,6 +4,7 @@
 import { ApiError, adoptTokenFromFragment, getJSON, onUnauthorized, setToken } from "./api.js";
 import { Composer } from "./composer.js";
 import { h } from "./dom.js";
+import { installDomains, withDomains } from "./domains.js";
 import { installExportMenu } from "./export.js";
 import { installSourceCard } from "./markdown.js";
 import { ask, restoreTurn, Turn } from "./quick.js";
@@ -135,7 +136,7 @@ async function startResearch(query, mode) {
   composer.busy(true);
   try {
     const sessionId = state.sessionId || newId();
-    const started = await getJSON("/v1/research", { method: "POST", body: { query, mode, session_id: sessionId } });
+    const started = await getJSON("/v1/research", { method: "POST", body: withDomains({ query, mode, session_id: sessionId }) });
     const id = started.research_id;
     state.researchId = id;
     sessions.remember({ id, title: query, type: "research" });
@@ -199,6 +200,7 @@ function installTokenDialog() {
 adoptTokenFromFragment();
 installTokenDialog();
 installSourceCard($("source-card"));
+installDomains($("composer"));
 const composer = new Composer($("composer"), {
   onSubmit: (query, mode) => (mode ? startResearch(query, mode) : askQuick(query)),
   onStop: () => (state.controller ? stopQuick() : research.stop()),

@@ -2,6 +2,7 @@
 
 import { ApiError, readEvents, request } from "./api.js";
 import { copyText, download, h, seconds, slug } from "./dom.js";
+import { policyNote, withDomains } from "./domains.js";
 import { hostOf, markSentences, passageOf, renderInto, safeHref } from "./markdown.js";
 
 // What an error code means for the person looking at the page.
@@ -200,6 +201,11 @@ export class Turn {
         this.answerEl.setAttribute("aria-busy", "false");
         this.finish(data.text, data);
         break;
+      case "policy": {
+        const note = policyNote(data);
+        if (note) this.warn(note);
+        break;
+      }
       case "warning":
         this.warn(data.message);
         break;
@@ -237,7 +243,7 @@ export async function ask(turn, { query, sessionId, signal }) {
   try {
     const response = await request("/v1/search", {
       method: "POST",
-      body: { query, session_id: sessionId },
+      body: withDomains({ query, session_id: sessionId }),
       accept: "text/event-stream",
       signal,
     });
@@ -261,6 +267,8 @@ export function restoreTurn(thread, stored) {
   const turn = new Turn(thread, stored.question);
   turn.setSources(stored.sources || []);
   turn.finish(stored.answer || "");
+  const note = stored.policy ? policyNote(stored.policy) : null;
+  if (note) turn.warn(note);
   if (stored.status === "clarify") turn.answerEl.classList.add("clarify");
   turn.el.dataset.status = stored.status;
   return turn;
