@@ -25,6 +25,24 @@ def test_the_recorder_stops_at_its_cap_and_counts_what_it_dropped() -> None:
     assert head == {"dropped": rec.dropped, "max_bytes": 2000}
 
 
+def test_page_texts_give_way_so_the_model_outputs_still_fit() -> None:
+    rec = Recorder(20_000)
+    for i in range(40):
+        rec.add("read", url=f"https://example.org/{i}", sha256="0" * 64, text="page " * 400)
+    prompt = [{"role": "user", "content": "section prompt " * 2000}]
+    rec.add("llm.stream", messages=prompt, output="The report section [1].")
+    last = rec.entries[-1]
+    assert last["kind"] == "llm.stream"
+    assert last["output"] == "The report section [1]."
+    assert last["omitted"] == ["messages"]  # the prompt did not fit; its hash did
+    assert len(last["messages_sha256"]) == 64
+    reads = [e for e in rec.entries if e["kind"] == "read"]
+    assert reads[0]["text"]
+    assert "text" not in reads[-1]
+    assert reads[-1]["omitted"] == ["text"]
+    assert rec.size <= 20_000
+
+
 def test_a_damaged_record_starts_afresh_instead_of_failing_the_run() -> None:
     assert Recorder.decode("not base64 at all!", 1000).entries == []
     with pytest.raises(ValueError, match="not a run record"):

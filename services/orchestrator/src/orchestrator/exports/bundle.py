@@ -140,7 +140,10 @@ def research_bundle(
             "entries": len(recorded),
             "dropped": int(head.get("dropped", 0)),
             "max_bytes": head.get("max_bytes", settings.bundle_max_bytes),
-            "complete": bool(state.recording) and not head.get("dropped"),
+            "slimmed": sum(1 for e in recorded if e.get("omitted")),
+            "complete": bool(state.recording)
+            and not head.get("dropped")
+            and not any(e.get("omitted") for e in recorded),
         },
         events=len(events),
     )

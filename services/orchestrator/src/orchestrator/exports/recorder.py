@@ -44,6 +44,19 @@ M = TypeVar("M", bound=BaseModel)
 # A page's extracted text is kept up to this much (the reader caps pages at 2 MiB).
 PAGE_CHARS = 100_000
 ENCODING = "zlib+base64+jsonl"
+# The share of the cap page texts may fill; the rest keeps room for the model's calls.
+PAGES_SHARE = 0.6
+_BULKY = ("text", "messages", "evidence", "sources")
+
+
+def _slim(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` without its bulky fields; each leaves its hash (``<field>_sha256``)."""
+    out = {k: v for k, v in entry.items() if k not in _BULKY}
+    for key in _BULKY:
+        if key in entry:
+            out[f"{key}_sha256"] = sha256(orjson.dumps(entry[key], default=str).decode())
+    out["omitted"] = [k for k in _BULKY if k in entry]
+    return out
 
 
 class Recorder:
@@ -64,7 +77,10 @@ class Recorder:
         self._start = time.monotonic()
 
     def add(self, kind: str, **data: Any) -> None:
-        """Record one call (dropped, and counted, once the cap is reached)."""
+        """Record one call. Page texts stop at ``PAGES_SHARE`` of the cap, so the model's
+        outputs (what a replay needs) still fit; past the cap an entry loses its bulky fields
+        (page text, prompt: their hashes stay), and only when even that does not fit is it
+        dropped, and counted."""
         if self.max_bytes <= 0:
             return
         entry = {
@@ -74,12 +90,16 @@ class Recorder:
             "ms": round((time.monotonic() - self._start) * 1000, 1),
             **data,
         }
-        size = len(orjson.dumps(entry, default=str))
-        if self.size + size > self.max_bytes:
+        raw = orjson.dumps(entry, default=str)
+        if kind == "read" and self.size + len(raw) > self.max_bytes * PAGES_SHARE:
+            raw = orjson.dumps(_slim(entry), default=str)
+        if self.size + len(raw) > self.max_bytes:
+            raw = orjson.dumps(_slim(entry), default=str)
+        if self.size + len(raw) > self.max_bytes:
             self.dropped += 1
             return
-        self.size += size
-        self.entries.append(orjson.loads(orjson.dumps(entry, default=str)))
+        self.size += len(raw)
+        self.entries.append(orjson.loads(raw))
 
     def encode(self) -> str:
         """The record as one compressed string (kept in the run's state)."""

@@ -127,9 +127,10 @@ class ReplayLLM:
         if not self._recorded:
             raise LLMError("the bundle records no more model outputs", "replay")
         entry = self._recorded.pop(0)
-        same = _normal(messages) == _normal(entry.get("messages", []))
-        self.prompts_matched += same
-        self.prompts_differ += not same
+        if "messages" in entry:  # a slimmed record kept only the prompt's hash
+            same = _normal(messages) == _normal(entry["messages"])
+            self.prompts_matched += same
+            self.prompts_differ += not same
         if entry.get("error"):
             raise LLMError(str(entry["error"]), "replay")
         yield str(entry.get("output", ""))
