@@ -102,6 +102,10 @@ async def test_research_run_exports_and_its_bundle_replays_offline(
         argv = ["--url", api.base, "--token", ALICE, "export", "research", run_id, "-o", str(out)]
         assert await asyncio.to_thread(main, argv) == 0
         assert out.read_bytes().startswith(b"%PDF")  # the extension picked the format
+        html = tmp_path / "followed.html"  # `quarry research -o` picks by extension too
+        argv = ["--url", api.base, "--token", ALICE, "research", "--resume", run_id, "-q"]
+        assert await asyncio.to_thread(main, [*argv, "-o", str(html)]) == 0
+        assert html.read_text().startswith("<!DOCTYPE html>")
 
     files = _files(bundle.content)
     assert set(files) >= {"manifest.json", "run.json", "events.jsonl", "recording.jsonl"}
