@@ -14,7 +14,8 @@ from orchestrator.agent.state import Deps
 from orchestrator.budget import Deadline
 from orchestrator.errors import RunFailed
 from orchestrator.events import API_VERSION
-from orchestrator.exports.recorder import Recorder, recording
+from orchestrator.exports.proxies import recording
+from orchestrator.exports.recorder import Recorder
 from orchestrator.llm.base import LLMError
 from orchestrator.research.context import BudgetSpent, Ctx, ResearchLLM
 from orchestrator.research.dimension import research_all
