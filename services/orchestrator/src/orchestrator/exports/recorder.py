@@ -3,11 +3,11 @@ search and its results, every page read (URL, final URL, content hash, extracted
 ranking with its scores, every judge verdict.
 
 The events a run streams stay as they are; this is a separate, bounded record kept by the run
-(``Recorder``, at most ``ORCHESTRATOR_BUNDLE_MAX_BYTES``, then it counts what it dropped) and
-saved with the run's state when the run ends, compressed (``encode``). It records by wrapping
-the run's collaborators (``proxies.recording``): the research LLM calls, the Brain (judge, plan), the
-searcher, reader, ranker and corpus; nothing in the agent steps changes. Nothing here sees a
-header, a key or a token; ``bundle.Scrubber`` removes secrets again before anything leaves.
+(``Recorder``, at most ``ORCHESTRATOR_BUNDLE_MAX_BYTES``) and saved with the run's state when
+the run ends, compressed (``encode``). It records by wrapping the run's collaborators
+(``proxies.recording``): the research LLM calls, the Brain (judge, plan), the searcher,
+reader, ranker and corpus; nothing in the agent steps changes. Nothing here sees a header, a
+key or a token; ``bundle.Scrubber`` removes secrets again before anything leaves.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
-
 
 # The share of the cap page texts may fill; the rest keeps room for the model's calls.
 PAGES_SHARE = 0.6
