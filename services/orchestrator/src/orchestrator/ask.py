@@ -49,6 +49,10 @@ class AskOptions(Protocol):
     def mode(self) -> Mode | None: ...
     @property
     def detail(self) -> Literal["brief", "full"] | None: ...
+    @property
+    def engines(self) -> Sequence[str] | None: ...
+    @property
+    def pageno(self) -> int | None: ...
 
 
 def run_options(opts: AskOptions | None, settings: SourcesPolicy) -> RunOptions:
@@ -71,6 +75,9 @@ def run_options(opts: AskOptions | None, settings: SourcesPolicy) -> RunOptions:
         search_cache=opts.search_cache,
         mode=opts.mode,
         detail=opts.detail,
+        # checked names (api/models.py ENGINE_PATTERN), each asked once
+        engines=tuple(dict.fromkeys(e.strip() for e in opts.engines or ())),
+        pageno=opts.pageno or 1,
     )
 
 

@@ -104,6 +104,9 @@ class Settings(BaseServiceSettings):
     searxng_retry_backoff_s: float = Field(
         default=0.5, ge=0, le=30, validation_alias="SEARXNG_RETRY_BACKOFF_S"
     )
+    # Retries of a search after a network error or a 5xx, with exponential back-off and jitter
+    # from SEARXNG_RETRY_BACKOFF_S, all within SEARXNG_TIMEOUT_S (clients/searxng.py).
+    searxng_retries: int = Field(default=2, ge=0, le=5, validation_alias="SEARXNG_RETRIES")
 
     # --- search backends (ORCHESTRATOR_SEARCH_*, SEARXNG_*, BRAVE_*) ---
     search_backends: str = Field(default="searxng", pattern=_BACKENDS)

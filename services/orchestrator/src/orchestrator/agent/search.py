@@ -79,6 +79,8 @@ async def _search(state: RunState, query: str, where: Route) -> SearchResponse:
         categories=where.category,
         language=opts.language,
         time_range=where.time_range,
+        engines=opts.engines or None,
+        pageno=opts.pageno,
         cache=opts.search_cache is not False,
     )
 

@@ -46,6 +46,9 @@ class RunOptions:
     detail: str | None = None
     # Which domains the web results may come from (orchestrator/domains.py; empty: any).
     domains: DomainPolicy = field(default_factory=DomainPolicy)
+    # SearXNG engines to ask (checked names; empty: the instance's defaults) and the page.
+    engines: tuple[str, ...] = ()
+    pageno: int = 1
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,11 @@ SESSION_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 MAX_OFFSET = 1_000_000
 MAX_PAGE = 100
 MAX_EVENT_ID = 2**31 - 1
+# A SearXNG engine name as its settings.yml spells them ("duckduckgo", "arch linux wiki",
+# "brave.news"): lower-case words; no comma (SearXNG's list separator), no other punctuation.
+ENGINE_PATTERN = r"^[a-z0-9][a-z0-9 ._-]{0,39}$"
+MAX_ENGINES = 16
+MAX_PAGENO = 10
 
 
 DomainEntry = Annotated[str, Field(min_length=1, max_length=300)]
@@ -48,6 +53,21 @@ class SearchOptions(BaseModel):
         default=None, max_length=200, description="SearXNG categories, e.g. 'general,news'"
     )
     language: str | None = Field(default=None, max_length=20, description="e.g. 'en'")
+    engines: list[Annotated[str, Field(pattern=ENGINE_PATTERN)]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_ENGINES,
+        description="SearXNG engines to ask, by name as its settings.yml spells them (e.g. "
+        "['wikipedia', 'arxiv']); engines the instance does not have are ignored by SearXNG; "
+        "absent: the instance's defaults for the category",
+    )
+    pageno: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_PAGENO,
+        description="which page of search results to read, 1-10 (a follow-up that wants other "
+        "pages than the first answer's); absent: 1",
+    )
     time_range: Literal["day", "week", "month", "year"] | None = None
     sources: list[Literal["web", "local"]] | None = Field(
         default=None,
@@ -172,6 +192,24 @@ class SessionTurn(BaseModel):
     )
 
 
+class SessionMemory(BaseModel):
+    """How much of a conversation the next question carries (the memory meter)."""
+
+    turns: int = Field(description="turns in the session")
+    kept: int = Field(description="the newest turns the next question's prompts will carry")
+    dropped: int = Field(description="the oldest turns left out: over the history budget")
+    chars: int = Field(description="characters of questions and answers the kept turns take")
+    budget: int = Field(
+        description="the history budget in characters (ORCHESTRATOR_HISTORY_CHARS, capped by "
+        "the model's context)"
+    )
+    stored_chars: int = Field(description="characters the session's turns hold, sources included")
+    stored_budget: int = Field(
+        description="what one session may hold (ORCHESTRATOR_SESSION_MAX_CHARS); beyond it the "
+        "oldest turns are forgotten"
+    )
+
+
 class SessionView(BaseModel):
     """GET /v1/sessions/{id}."""
 
@@ -182,6 +220,9 @@ class SessionView(BaseModel):
     created: float
     updated: float
     turns: list[SessionTurn]
+    memory: SessionMemory | None = Field(
+        default=None, description="the history budget the next question will use"
+    )
 
 
 class SessionSummary(BaseModel):

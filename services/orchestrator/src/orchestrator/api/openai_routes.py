@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api import chat_format as fmt
-from orchestrator.api.models import DomainLists
+from orchestrator.api.models import DomainLists, SearchOptions
 from orchestrator.api.openai_research import research_completion
 from orchestrator.api.problems import openai_problem, openai_problem_for
 from orchestrator.api.ratelimit import enforce
@@ -61,6 +61,9 @@ class ChatRequest(BaseModel):
     stream: bool = False
     # Quarry's own extra body field (`extra_body={"domains": {...}}` in the openai SDK).
     domains: DomainLists | None = None
+    # Quarry's own per-request options (POST /v1/search's), sent as the OpenAI SDK's
+    # ``extra_body={"options": {...}}``; checked like there (422 on a bad value).
+    options: SearchOptions = Field(default_factory=SearchOptions)
 
 
 @router.get("/models")
@@ -208,8 +211,8 @@ async def chat_completions(
     run_id = uuid.uuid4().hex
     completion_id = f"chatcmpl-{run_id}"
     try:
-        searched, options = prepare(question, None, settings, domains)
-    except DomainError as err:  # a bad domain or site: operator
+        searched, options = prepare(question, body.options, settings, domains)
+    except DomainError as err:  # search off, a bad option, domain or site: operator
         return openai_problem_for(err)
     # The client sends the conversation each time: nothing is kept here.
     talk = Conversation.given(history, label=f"openai-{run_id}")

@@ -186,12 +186,28 @@ class RecordingSearcher:
         categories: str | None = None,
         language: str | None = None,
         time_range: str | None = None,
+        engines: Sequence[str] | None = None,
+        pageno: int = 1,
         cache: bool = True,
     ) -> SearchResponse:
         """See Searcher.search."""
-        params = {"categories": categories, "language": language, "time_range": time_range}
+        params: dict[str, Any] = {
+            "categories": categories,
+            "language": language,
+            "time_range": time_range,
+            "engines": list(engines) if engines is not None else None,
+            "pageno": pageno,
+        }
         try:
-            reply = await self._inner.search(query, cache=cache, **params)
+            reply = await self._inner.search(
+                query,
+                categories=categories,
+                language=language,
+                time_range=time_range,
+                engines=engines,
+                pageno=pageno,
+                cache=cache,
+            )
         except Exception as err:
             self._rec.add("search", query=query, params=params, error=str(err))
             raise

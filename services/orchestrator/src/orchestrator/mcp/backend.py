@@ -16,10 +16,9 @@ PASSAGE_CHARS = 400
 class Backend(Protocol):
     """Quarry's API as the MCP tools use it: in the orchestrator's process, or over HTTP."""
 
-    async def search(
-        self, query: str, sources: list[str] | None, progress: Progress, domains: Domains = None
-    ) -> Any:
-        """A quick-search run's final result (the API's JSON result object)."""
+    async def search(self, query: str, options: dict[str, Any], progress: Progress) -> Any:
+        """A quick-search run's final result (the API's JSON result object); ``options`` are
+        ``POST /v1/search``'s (only those the tool call gave, the domains among them)."""
         ...
 
     async def index(self, path: str, progress: Progress) -> Any:

@@ -57,18 +57,18 @@ class LocalBackend:
         except RateLimited as err:
             raise tool_error(err) from None
 
-    async def search(
-        self, query: str, sources: list[str] | None, progress: Progress, domains: Domains = None
-    ) -> Any:
+    async def search(self, query: str, given: dict[str, Any], progress: Progress) -> Any:
         """One quick-search run in a new session; progress lines as the run goes."""
         await self._limit("questions")
         owner = self._who().id
-        asked = SearchOptions.model_validate({"sources": sources})
-        lists = _domain_lists(domains)
         try:
+            asked = SearchOptions.model_validate(given)
+            lists = asked.domains.model_dump() if asked.domains is not None else None
             searched, options = prepare(query, asked, self._runtime.deps.settings, lists)
         except DomainError as err:  # web search off, a bad domain or site: operator
             raise tool_error(err) from None
+        except ValidationError as err:
+            raise ToolError(f"Invalid search options: {_first_error(err)}") from None
         sink = EventSink()
         collector = ResultCollector()
         # A tool call is one question: the default Conversation keeps no turn, so no
@@ -165,3 +165,10 @@ def _domain_lists(domains: Domains) -> dict[str, list[str]] | None:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
         raise ToolError(f"Invalid domains ({where}): {first.get('msg', '')}") from None
+
+
+def _first_error(err: ValidationError) -> str:
+    """The first problem of a validation error, in words a calling model can act on."""
+    first = err.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg']}"

@@ -41,16 +41,9 @@ class HttpBackend:
                 f"Quarry's API at {self._client.base_url} is unreachable: {err}"
             ) from None
 
-    async def search(
-        self, query: str, sources: list[str] | None, progress: Progress, domains: Domains = None
-    ) -> Any:
+    async def search(self, query: str, options: dict[str, Any], progress: Progress) -> Any:
         """POST /v1/search over NDJSON; progress lines as events arrive."""
         body: dict[str, Any] = {"query": query}
-        options: dict[str, Any] = {}
-        if sources:
-            options["sources"] = sources
-        if domains:
-            options["domains"] = domains
         if options:
             body["options"] = options
         collector = ResultCollector()

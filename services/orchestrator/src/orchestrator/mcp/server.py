@@ -31,7 +31,8 @@ SEARCH_DOC = """Answer a question from the web and the user's documents, with nu
 Example: search(query="What is the boiling point of water at sea level?")
 sources: "web", "local" (the user's documents) or both; leave empty for the default.
 allow_domains / deny_domains: only / never these sites, e.g. allow_domains=["python.org"]
-(site:python.org and -site:example.com in the query work too)."""
+(site:python.org and -site:example.com in the query work too).
+engines: SearXNG engines to ask, e.g. ["wikipedia", "arxiv"]; pageno: result page, 1-10."""
 RESEARCH_DOC = """Write a long report with citations about a topic (takes minutes).
 Example: research(query="Compare SQLite and PostgreSQL for a small web app")
 mode: "deep-research" (default) or "due-diligence" (risks and recommendations).
@@ -82,14 +83,18 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
         sources: list[Source] | None = None,
         allow_domains: list[str] | None = None,
         deny_domains: list[str] | None = None,
+        engines: list[str] | None = None,
+        pageno: int | None = None,
     ) -> str:
         progress = reporter(ctx)
-        result = await backend_of(ctx).search(
-            query,
-            list(sources) if sources else None,
-            progress,
-            _domains(allow_domains, deny_domains),
-        )
+        given = {
+            "sources": sources,
+            "engines": engines,
+            "pageno": pageno,
+            "domains": _domains(allow_domains, deny_domains),
+        }
+        options = {k: v for k, v in given.items() if v}  # the API checks them (ToolError)
+        result = await backend_of(ctx).search(query, options, progress)
         return format_answer(result)
 
     @mcp.tool(description=RESEARCH_DOC)

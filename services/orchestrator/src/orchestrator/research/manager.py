@@ -233,7 +233,8 @@ class ResearchManager:
             time.time(),
         )
         async with self._sessions.use(run.record.owner, session_id) as session:
-            await self._sessions.add_turn(session, turn)
+            # a conversation a run started is listed as research (GET /v1/sessions)
+            await self._sessions.add_turn(session, turn, kind="research")
 
     @property
     def heartbeat_s(self) -> float:
