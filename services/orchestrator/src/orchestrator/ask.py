@@ -70,6 +70,8 @@ def run_options(opts: AskOptions | None, settings: SourcesPolicy) -> RunOptions:
         search_cache=opts.search_cache,
         mode=opts.mode,
         detail=opts.detail,
+        # Not every face offers it (the OpenAI and MCP faces take the server's setting).
+        agent=getattr(opts, "agent", None),
     )
 
 

@@ -15,6 +15,7 @@ import httpx
 from orchestrator.agent import smalltalk
 from orchestrator.agent.brain import LLMBrain
 from orchestrator.agent.state import Deps
+from orchestrator.agent_wiring import agent_deps
 from orchestrator.clients import calls
 from orchestrator.clients.corpus import CorpusClient, Extractor
 from orchestrator.clients.ranker import RankerClient
@@ -110,7 +111,7 @@ def search_service(settings: Settings, http: httpx.AsyncClient) -> SearchService
     for name in settings.backend_names():
         if name == "brave":
             brave = BraveClient(
-                settings.brave_api_key,
+                settings.brave_api_key.get_secret_value(),
                 http,
                 base_url=settings.brave_url,
                 timeout=settings.searxng_timeout_s,
@@ -207,6 +208,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 ranker=ranker,
                 corpus=corpus,
                 llm_gate=gate,
+                **agent_deps(settings, http, corpus),
             )
             probes: dict[str, Probe] = {
                 "reader": lambda t: reader.ping(timeout=t),
