@@ -62,6 +62,10 @@ _WORD_OPS = (
 _OPERATOR = re.compile(r"\d\s*(?:\*\*|[-+*/%])\s*[\d(.]|\b(?:" + "|".join(_FUNCTIONS) + r")\(")
 
 
+# Numbers that only look like arithmetic: dates (2024-05-01), versions and addresses (10.0.0.1/8).
+_NOT_ARITHMETIC = re.compile(r"^\d{4}-\d{1,2}(-\d{1,2})?$|\d+\.\d+\.\d+")
+
+
 class CalcError(ValueError):
     """The expression could not be evaluated; the message says why (safe to show)."""
 
@@ -133,7 +137,7 @@ def arithmetic(question: str) -> Calculation | None:
         return None
     expr = match.group("expr").strip()
     normalised = normalise(expr)
-    if not _OPERATOR.search(normalised) or not _EXPR_CHARS.match(normalised.lower()):
+    if _NOT_ARITHMETIC.search(expr) or not _OPERATOR.search(normalised) or not _EXPR_CHARS.match(normalised.lower()):
         return None
     words = re.findall(r"[a-z_]+", normalised.lower())
     if any(w not in _FUNCTIONS and w not in _NAMES for w in words):
