@@ -137,7 +137,11 @@ def arithmetic(question: str) -> Calculation | None:
         return None
     expr = match.group("expr").strip()
     normalised = normalise(expr)
-    if _NOT_ARITHMETIC.search(expr) or not _OPERATOR.search(normalised) or not _EXPR_CHARS.match(normalised.lower()):
+    if (
+        _NOT_ARITHMETIC.search(expr)
+        or not _OPERATOR.search(normalised)
+        or not _EXPR_CHARS.match(normalised.lower())
+    ):
         return None
     words = re.findall(r"[a-z_]+", normalised.lower())
     if any(w not in _FUNCTIONS and w not in _NAMES for w in words):
