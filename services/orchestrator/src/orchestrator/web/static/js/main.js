@@ -8,6 +8,7 @@ import { installSourceCard } from "./markdown.js";
 import { ask, restoreTurn, Turn } from "./quick.js";
 import { ResearchView } from "./research.js";
 import * as sessions from "./sessions.js";
+import { installSettings } from "./settings.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { sessionId: null, researchId: null, controller: null };
@@ -197,6 +198,7 @@ function installTokenDialog() {
 
 adoptTokenFromFragment();
 installTokenDialog();
+installSettings($("open-settings"), $("settings-dialog"));
 installSourceCard($("source-card"));
 const composer = new Composer($("composer"), {
   onSubmit: (query, mode) => (mode ? startResearch(query, mode) : askQuick(query)),
