@@ -17,6 +17,7 @@ from orchestrator.agent.ports import Brain, Corpus, Ranker, Reader, Searcher
 from orchestrator.agent.toolports import DocumentLister, ToolProbe
 from orchestrator.budget import Deadline
 from orchestrator.config import CHARS_PER_TOKEN, HISTORY_RESERVE_TOKENS, Settings
+from orchestrator.domains import DomainPolicy
 from orchestrator.events import EventSink
 from orchestrator.llm.base import ToolCaller
 from orchestrator.llm.ready import ReadyGate
@@ -47,6 +48,11 @@ class RunOptions:
     detail: str | None = None
     # The agent mode: off | on | auto (agent/agentic.py); None: ORCHESTRATOR_AGENT.
     agent: str | None = None
+    # Which domains the web results may come from (orchestrator/domains.py; empty: any).
+    domains: DomainPolicy = field(default_factory=DomainPolicy)
+    # SearXNG engines to ask (checked names; empty: the instance's defaults) and the page.
+    engines: tuple[str, ...] = ()
+    pageno: int = 1
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,8 @@ class RunState:
     timings_ms: dict[str, float] = field(default_factory=dict)
     # LLM calls made (planner, judges, answer): what a mode changes.
     llm_calls: int = 0
+    # What the domain policy dropped (agent/sieve.py): the `policy` events' entries.
+    policy_dropped: list[dict[str, Any]] = field(default_factory=list)
     # One fence marker for all of a run's prompts, so they share a prefix the LLM server can
     # keep in its KV cache (a fresh marker per call would change the prompt at its start).
     boundary: str = field(default_factory=new_boundary)
