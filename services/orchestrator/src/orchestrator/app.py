@@ -21,6 +21,7 @@ from orchestrator.api.research_routes import router as research_router
 from orchestrator.api.routes import router
 from orchestrator.api.runtime import Probe, Runtime, RuntimeFactory, production_runtime
 from orchestrator.api.security import install_security, load_tokens
+from orchestrator.api.settings_routes import router as settings_router
 from orchestrator.config import Settings
 from orchestrator.events import API_VERSION
 from orchestrator.mcp.local import LocalBackend
@@ -113,6 +114,7 @@ def create_app(
     app.include_router(research_router)
     app.include_router(export_router)
     app.include_router(openai_router)
+    app.include_router(settings_router)
     app.router.routes.extend(mcp_routes)
 
     @app.get("/healthz", tags=["ops"])

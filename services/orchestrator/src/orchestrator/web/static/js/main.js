@@ -11,6 +11,7 @@ import { collect, installOptions } from "./options.js";
 import { ask, restoreTurn, STORED, Turn } from "./quick.js";
 import { ResearchView } from "./research.js";
 import * as sessions from "./sessions.js";
+import { installSettings } from "./settings.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { sessionId: null, researchId: null, controller: null };
@@ -274,6 +275,7 @@ function installTokenDialog() {
 
 adoptTokenFromFragment();
 installTokenDialog();
+installSettings($("open-settings"), $("settings-dialog"));
 installOptions();
 installSourceCard($("source-card"));
 installDomains($("composer"));
