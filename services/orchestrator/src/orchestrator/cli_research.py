@@ -10,11 +10,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from orchestrator import cli_export
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 5
 RECONNECTS = 3
@@ -113,22 +123,41 @@ def _stream_once(
 
 
 def _follow(client: httpx.Client, run_id: str, err: TextIO, quiet: bool) -> Follow:
+    """Follow the run's events, resuming after the last one seen when the stream breaks (the
+    run goes on on the server); a server that refuses connections is not retried."""
     state = Follow()
-    for attempt in range(RECONNECTS + 1):
-        try:
-            _stream_once(client, run_id, state, err, quiet)
-        except httpx.ConnectError:
-            raise
-        except httpx.TransportError:
-            if attempt == RECONNECTS:
-                raise
-            err.write("connection lost; reconnecting…\n")
-        else:
-            break
+
+    def say(_: RetryCallState) -> None:
+        err.write("connection lost; reconnecting…\n")
+
+    retrying = Retrying(
+        stop=stop_after_attempt(RECONNECTS + 1),
+        wait=wait_exponential_jitter(multiplier=0.5, max=8.0),
+        retry=retry_if_exception(_lost),
+        before_sleep=say,
+        sleep=lambda seconds: _pause(seconds),
+        reraise=True,
+    )
+    retrying(_stream_once, client, run_id, state, err, quiet)
     return state
 
 
-def _emit(report: str, args: argparse.Namespace, out: TextIO) -> None:
+def _pause(seconds: float) -> None:
+    time.sleep(seconds)  # a module function, so tests can stop the clock
+
+
+def _lost(exc: BaseException) -> bool:
+    """A stream that broke mid-way (worth resuming), not a server that is not there."""
+    return isinstance(exc, httpx.TransportError) and not isinstance(exc, httpx.ConnectError)
+
+
+def _emit(
+    report: str, args: argparse.Namespace, out: TextIO, client: httpx.Client, run_id: str
+) -> None:
+    fmt = cli_export.format_for(args.output)
+    if args.output and fmt not in (None, "md"):  # -o report.pdf: the server's export
+        cli_export.save(client, f"/v1/research/{run_id}/export?format={fmt}", args.output)
+        return
     if args.output:
         Path(args.output).write_text(report, encoding="utf-8")
         sys.stderr.write(f"report written to {args.output}\n")
@@ -175,14 +204,14 @@ def run_research(client: httpx.Client, args: argparse.Namespace, out: TextIO) ->
             return EXIT_CANCELLED
         client.delete(f"/v1/research/{run_id}")
         sys.stderr.write("\nquarry: cancelled; the partial report follows\n")
-        _emit(client.get(f"/v1/research/{run_id}/report.md").text, args, out)
+        _emit(client.get(f"/v1/research/{run_id}/report.md").text, args, out, client, run_id)
         return EXIT_CANCELLED
     if state.final == "research.completed":
-        _emit(state.report, args, out)
+        _emit(state.report, args, out, client, run_id)
         return EXIT_OK
     if state.final in ("research.cancelled", "interrupted"):
         sys.stderr.write(f"quarry: the run was {state.final.split('.')[-1]}\n")
-        _emit(client.get(f"/v1/research/{run_id}/report.md").text, args, out)
+        _emit(client.get(f"/v1/research/{run_id}/report.md").text, args, out, client, run_id)
         return EXIT_CANCELLED
     sys.stderr.write(f"quarry: the run failed: {state.error or 'no final event'}\n")
     return EXIT_FAILED

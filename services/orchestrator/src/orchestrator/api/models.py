@@ -97,6 +97,12 @@ class SearchOptions(BaseModel):
         description="answer length: brief (one or two sentences) or full (a direct answer, then "
         "2-4 paragraphs); absent: short for a bare fact, longer for explanations",
     )
+    agent: Literal["off", "on", "auto"] | None = Field(
+        default=None,
+        description="the agent mode: on (a tool-calling model picks its own searches, reads, "
+        "calculations), off (the fixed pipeline), auto (the agent only for a model that passes "
+        "the tool-calling probe); absent: ORCHESTRATOR_AGENT",
+    )
     domains: DomainLists | None = Field(
         default=None,
         description="allow and deny lists of domains, applied with the server's and the "

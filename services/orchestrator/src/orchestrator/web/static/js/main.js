@@ -5,11 +5,13 @@ import { ApiError, adoptTokenFromFragment, getJSON, onUnauthorized, setToken } f
 import { Composer } from "./composer.js";
 import { h } from "./dom.js";
 import { installDomains, withDomains } from "./domains.js";
+import { installExportMenu } from "./export.js";
 import { installSourceCard } from "./markdown.js";
 import { collect, installOptions } from "./options.js";
 import { ask, restoreTurn, STORED, Turn } from "./quick.js";
 import { ResearchView } from "./research.js";
 import * as sessions from "./sessions.js";
+import { installSettings } from "./settings.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { sessionId: null, researchId: null, controller: null };
@@ -273,6 +275,7 @@ function installTokenDialog() {
 
 adoptTokenFromFragment();
 installTokenDialog();
+installSettings($("open-settings"), $("settings-dialog"));
 installOptions();
 installSourceCard($("source-card"));
 installDomains($("composer"));
@@ -297,5 +300,11 @@ document.addEventListener("keydown", (e) => {
 $("main").addEventListener("click", (e) => {
   if (document.body.classList.contains("nav-open") && !e.target.closest("#menu")) closeNav();
 });
+// Downloads: the open report's, and the open conversation's (shown once it has a turn).
+installExportMenu($("r-export"), () => state.researchId && `/v1/research/${encodeURIComponent(state.researchId)}`);
+installExportMenu($("s-export"), () => state.sessionId && `/v1/sessions/${encodeURIComponent(state.sessionId)}`);
+new MutationObserver(() => {
+  $("s-export").hidden = !state.sessionId || !$("thread").children.length || $("quick-view").hidden;
+}).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-view"] });
 window.addEventListener("popstate", route);
 route();
