@@ -205,6 +205,23 @@ class Settings(BaseServiceSettings):
     research_context_chars: int = Field(default=12_000, ge=2000, le=1_000_000)
     research_heartbeat_s: float = Field(default=15.0, gt=0, le=300)
 
+    # --- scaling out (docs/scaling.md): shared datastores, research workers ---
+    # postgresql://… keeps runs, events and sessions in PostgreSQL instead of the SQLite file
+    # (several orchestrators and workers share it); empty: SQLite (ORCHESTRATOR_DATA_DIR).
+    database_url: str = Field(default="", pattern=r"^(postgres(ql)?://\S+)?$", repr=False)
+    # Connections each process's PostgreSQL pool may open.
+    database_pool_max: int = Field(default=10, ge=1, le=200)
+    # redis://… shares rate limits and the search/page caches between replicas.
+    redis_url: str = Field(default="", pattern=r"^(rediss?://\S+)?$", repr=False)
+    # With a database URL, research runs are queued for `python -m orchestrator.worker`
+    # ("worker"); "inline" keeps executing them in the API process that started them.
+    research_executor: Literal["worker", "inline"] = "worker"
+    # A worker holds a run by a lease it renews every third of this; a worker silent this long
+    # loses the run to another, which resumes it from its last saved state.
+    research_lease_s: float = Field(default=15.0, ge=1, le=3600)
+    # Runs queued or running across every replica before new ones are refused (429).
+    research_cluster_max: int = Field(default=32, ge=1, le=100_000)
+
     # --- access control and HTTP bounds (orchestrator/api/security.py, ratelimit.py, server.py) ---
     # Host names (besides localhost, 127.0.0.1, [::1] and the bind address) the API answers to;
     # anything else is a DNS-rebinding attempt. Comma-separated; "*.example.com" allowed.

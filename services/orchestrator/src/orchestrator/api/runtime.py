@@ -32,7 +32,7 @@ from orchestrator.search.cache import SearchCache
 from orchestrator.search.ratelimit import BackendRates
 from orchestrator.search.service import Backend, SearchService
 from orchestrator.sessions import SessionDB, SessionStore
-from orchestrator.store.session_db import SqliteSessionDB
+from orchestrator.store.select import open_session_db
 
 # Corpus documents (GetDocument) and extraction requests can be megabytes; gRPC's client
 # default of 4 MiB would refuse them. The servers accept 64 MiB.
@@ -184,7 +184,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         # The small-talk classifier loads its embedder in a thread (~1-3 s), not on question 1.
         warming = asyncio.create_task(smalltalk.preload())
         service: CorpusService | None = None
-        db = await SqliteSessionDB.open(settings.data_dir) if settings.data_dir else None
+        db = await open_session_db(settings)  # SQLite, PostgreSQL or none: store/select.py
         try:
             reader = ReaderClient(
                 reader_ch,

@@ -36,6 +36,14 @@ class RunRecord:
     # The principal that started the run (orchestrator/principals.py); only it or an admin
     # sees the run. Never changes (a resume by an admin keeps it).
     owner: str = LOCAL_ID
+    # The worker holding the run (shared database only; None in the single-process default):
+    # a save by anyone else is refused (LeaseLost), so a worker that was presumed dead and
+    # comes back cannot overwrite the run another worker took over.
+    lease_owner: str | None = None
+
+
+class LeaseLost(Exception):
+    """The run is held by another worker now (this one's lease expired)."""
 
 
 class ResearchStore(Protocol):
