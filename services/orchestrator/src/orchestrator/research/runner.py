@@ -7,7 +7,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from orchestrator.agent.read import cancel_and_wait
 from orchestrator.agent.state import Deps
@@ -21,7 +21,7 @@ from orchestrator.research.events import EventLog
 from orchestrator.research.phases import evaluate, review, scope
 from orchestrator.research.state import ResearchState
 from orchestrator.research.synthesis import synthesise
-from orchestrator.store.base import ResearchStore, RunRecord, StoredEvent
+from orchestrator.store.base import RunRecord, StoredEvent
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +64,14 @@ async def pipeline(ctx: Ctx, continued: asyncio.Event) -> None:
     await _phase(ctx, "synthesis", synthesise(ctx))
 
 
+class RunSaver(Protocol):
+    """Where a run saves its row and events (a ResearchStore, or a worker's leased view)."""
+
+    async def save(self, run: RunRecord, events: Sequence[StoredEvent]) -> None:
+        """Update the run's row and append ``events``, atomically."""
+        ...
+
+
 class ResearchRun:
     """A run being executed by this process; ``task`` runs ``execute``."""
 
@@ -72,7 +80,7 @@ class ResearchRun:
         record: RunRecord,
         deps: Deps,
         llm: ResearchLLM,
-        store: ResearchStore,
+        store: RunSaver,
         *,
         earlier: str = "",
     ) -> None:

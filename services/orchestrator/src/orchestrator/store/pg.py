@@ -19,13 +19,18 @@ import orjson
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from orchestrator.store.base import LeaseLost, RunRecord, StoredEvent
+from orchestrator.store.base import (
+    CONTROL_CHANNEL,
+    EVENTS_CHANNEL,
+    QUEUE_CHANNEL,
+    LeaseLost,
+    RunRecord,
+    StoredEvent,
+)
 from orchestrator.store.pg_migrate import migrate_pg
 
 logger = logging.getLogger(__name__)
 
-EVENTS_CHANNEL = "quarry_events"
-CONTROL_CHANNEL = "quarry_control"
 #: Statuses of runs that hold a place in the cluster-wide cap (and KEDA's queue depth).
 IN_FLIGHT = ("queued", "running")
 # Advisory lock serialising admissions, so two replicas cannot both take the last place.
@@ -142,6 +147,7 @@ class PgStore:
             if row is not None and int(row[0]) >= cap:
                 return False
             await conn.execute(_INSERT, _row(run))
+            await conn.execute("SELECT pg_notify(%s, '')", (QUEUE_CHANNEL,))
         return True
 
     async def save(self, run: RunRecord, events: Sequence[StoredEvent]) -> None:
@@ -149,6 +155,17 @@ class PgStore:
 
         Raises:
             LeaseLost: ``run.lease_owner`` no longer holds the run.
+        """
+        await self.save_as(run, events, run.lease_owner)
+
+    async def save_as(
+        self, run: RunRecord, events: Sequence[StoredEvent], holder: str | None
+    ) -> None:
+        """``save`` on behalf of ``holder``, who may hand the run on (``run.lease_owner``
+        None: released, e.g. queued again by a worker that is stopping).
+
+        Raises:
+            LeaseLost: ``holder`` no longer holds the run.
         """
         state = orjson.dumps(run.state).decode()
         rows = [(run.id, e.seq, e.type, orjson.dumps(e.data).decode()) for e in events]
@@ -160,7 +177,7 @@ class PgStore:
                 "WHERE id=%s AND lease_owner IS NOT DISTINCT FROM %s",
                 (
                     *(run.status, run.phase, state, run.updated_at, run.finished_at, last),
-                    *(run.lease_owner, run.id, run.lease_owner),
+                    *(run.lease_owner, run.id, holder),
                 ),
             )
             if cur.rowcount == 0:
@@ -173,6 +190,8 @@ class PgStore:
                         rows,
                     )
             await conn.execute("SELECT pg_notify(%s, %s)", (EVENTS_CHANNEL, run.id))
+            if run.status == "queued":  # handed back by a stopping worker: another takes it
+                await conn.execute("SELECT pg_notify(%s, '')", (QUEUE_CHANNEL,))
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         """The run, or None."""
@@ -286,14 +305,17 @@ class PgStore:
 
     async def requeue(self, run: RunRecord) -> bool:
         """Queue a run again (a resume), unless it is queued or running already."""
-        async with self.pool.connection() as conn:
+        async with self.pool.connection() as conn, conn.transaction():
             cur = await conn.execute(
                 "UPDATE research_runs SET status='queued', state=%s, finished_at=NULL, "
                 "lease_owner=NULL, lease_until=NULL, control=NULL, updated_at=%s "
                 "WHERE id=%s AND status <> ALL(%s)",
                 (orjson.dumps(run.state).decode(), time.time(), run.id, list(IN_FLIGHT)),
             )
-            return cur.rowcount > 0
+            if cur.rowcount == 0:
+                return False
+            await conn.execute("SELECT pg_notify(%s, '')", (QUEUE_CHANNEL,))
+        return True
 
     async def cancel_queued(self, run: RunRecord, event: StoredEvent) -> bool:
         """End a run no worker has claimed yet as cancelled; False if one claimed it."""
