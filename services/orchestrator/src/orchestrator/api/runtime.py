@@ -28,7 +28,7 @@ from orchestrator.llm.factory import build_llm
 from orchestrator.llm.ready import ReadyGate
 from orchestrator.offline import NoWebReader, NoWebSearcher
 from orchestrator.search.brave import BraveClient
-from orchestrator.search.cache import SearchCache
+from orchestrator.search.cache import search_cache
 from orchestrator.search.ratelimit import BackendRates
 from orchestrator.search.service import Backend, SearchService
 from orchestrator.sessions import SessionDB, SessionStore
@@ -124,7 +124,8 @@ def search_service(settings: Settings, http: httpx.AsyncClient) -> SearchService
             label = "searxng" if len(urls) == 1 else f"searxng@{urlsplit(url).netloc}"
             backends.append(Backend(label, client))
     rates = {"searxng": settings.search_rate_limit, "brave": settings.brave_rate_limit}
-    cache = SearchCache(ttl_s=settings.search_cache_s) if settings.search_cache_s > 0 else None
+    # In memory, or shared through Redis by every replica (ORCHESTRATOR_REDIS_URL).
+    cache = search_cache(settings.search_cache_s, settings.redis_url)
     return SearchService(
         backends,
         mode=settings.search_mode,
@@ -184,6 +185,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         # The small-talk classifier loads its embedder in a thread (~1-3 s), not on question 1.
         warming = asyncio.create_task(smalltalk.preload())
         service: CorpusService | None = None
+        searcher: SearchService | None = None
         db = await open_session_db(settings)  # SQLite, PostgreSQL or none: store/select.py
         try:
             reader = ReaderClient(
@@ -233,6 +235,8 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 await asyncio.wait([background])
             if service is not None:
                 await service.aclose()
+            if searcher is not None:
+                await searcher.aclose()
             await reader_ch.close()
             await ranker_ch.close()
             await index_ch.close()

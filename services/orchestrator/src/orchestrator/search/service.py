@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 
 from orchestrator.agent.domain import SearchFailed, SearchResponse
 from orchestrator.agent.fusion import rrf
-from orchestrator.search.cache import SearchCache
+from orchestrator.search.cache import ResultCache
 from orchestrator.search.ratelimit import BackendRates, RateLimited
 
 logger = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ class SearchService:
         backends: Sequence[Backend],
         *,
         mode: Mode = "failover",
-        cache: SearchCache | None = None,
+        cache: ResultCache | None = None,
         rates: BackendRates | None = None,
         limit: asyncio.Semaphore | None = None,
         backoff_s: float = 30.0,
@@ -76,6 +76,12 @@ class SearchService:
         self._limit = limit or asyncio.Semaphore(64)
         self._backoff_s = backoff_s
         self._rate_wait_s = rate_wait_s
+
+    async def aclose(self) -> None:
+        """Close the cache's connections (a shared one holds some)."""
+        close = getattr(self._cache, "aclose", None)
+        if close is not None:
+            await close()
 
     @property
     def names(self) -> list[str]:
@@ -104,7 +110,7 @@ class SearchService:
                 "config",
             )
         key = (query, categories or "", language or "", time_range or "", *self.names)
-        if cache and self._cache is not None and (hit := self._cache.get(key)) is not None:
+        if cache and self._cache is not None and (hit := await self._cache.lookup(key)) is not None:
             return hit
         args = (query, categories, language, time_range)
         if self._mode == "merge":
@@ -112,7 +118,7 @@ class SearchService:
         else:
             response = await self._failover(args)
         if self._cache is not None:
-            self._cache.put(key, response)
+            await self._cache.store(key, response)
         return response
 
     async def _failover(self, args: Args) -> SearchResponse:
