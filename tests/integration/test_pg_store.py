@@ -23,6 +23,7 @@ from orchestrator.store.migrate import load_migrations, migrate
 from orchestrator.store.pg import PgStore
 from orchestrator.store.pg_migrate import pg_migrations
 from orchestrator.store.pg_sessions import PgSessionDB
+from orchestrator.store.select import SharedSessionStore
 from orchestrator.store.session_db import SqliteSessionDB
 from orchestrator.store.sqlite import SqliteStore
 
@@ -273,3 +274,20 @@ async def test_the_move_command_copies_an_sqlite_install_and_refuses_to_merge(
     gone = await _cli(missing)
     assert gone.returncode == 1
     assert "no SQLite database" in gone.stderr
+
+
+async def test_two_replicas_sessions_keep_every_turn(pg_url: str) -> None:
+    dbs = [await PgSessionDB.open(pg_url), await PgSessionDB.open(pg_url)]
+    replicas = [
+        SharedSessionStore(ttl_s=1800.0, max_chars=100_000, max_sessions=100, db=db) for db in dbs
+    ]
+    try:
+        for i, store in enumerate([*replicas, *replicas]):  # A, B, A, B
+            async with store.use("ann", "notes") as session:
+                await store.add_turn(session, Turn(f"q{i}", "a", (), "answered", float(i)))
+        loaded = await dbs[0].load("ann", "notes")
+        assert loaded is not None
+        assert [t.question for t in loaded.turns] == ["q0", "q1", "q2", "q3"]
+    finally:
+        for db in dbs:
+            await db.close()

@@ -15,6 +15,7 @@ interrupts a run, and a run outlives the replica a client happened to start it o
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import socket
 import sys
@@ -65,7 +66,8 @@ def health_app(notifier: Notifier) -> FastAPI:
 
 async def serve(settings: Settings, factory: RuntimeFactory = production_runtime) -> None:
     """Run the worker until the health server is told to stop (SIGTERM, SIGINT)."""
-    worker_id = f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
+    # host-pid-random: unique, and says which process holds a run (logs, tests).
+    worker_id = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     async with AsyncExitStack() as stack:
         runtime = await stack.enter_async_context(factory(settings))
         found = research_deps(runtime.deps)

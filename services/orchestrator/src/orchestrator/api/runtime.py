@@ -32,7 +32,7 @@ from orchestrator.search.cache import search_cache
 from orchestrator.search.ratelimit import BackendRates
 from orchestrator.search.service import Backend, SearchService
 from orchestrator.sessions import SessionDB, SessionStore
-from orchestrator.store.select import open_session_db
+from orchestrator.store.select import SharedSessionStore, open_session_db, shared
 
 # Corpus documents (GetDocument) and extraction requests can be megabytes; gRPC's client
 # default of 4 MiB would refuse them. The servers accept 64 MiB.
@@ -95,7 +95,9 @@ RuntimeFactory = Callable[[Settings], AbstractAsyncContextManager[Runtime]]
 
 def session_store(settings: Settings, db: SessionDB | None = None) -> SessionStore:
     """The session store sized by ``settings`` (over ``db`` when sessions are persisted)."""
-    return SessionStore(
+    # A database shared with other replicas: sessions are read again at each use (select.py).
+    store = SharedSessionStore if shared(settings) else SessionStore
+    return store(
         ttl_s=settings.session_ttl_s,
         max_chars=settings.session_max_chars,
         max_sessions=settings.max_sessions,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from orchestrator.config import Settings
-from orchestrator.sessions import SessionDB
+from orchestrator.sessions import Session, SessionDB, SessionStore
 from orchestrator.store.base import ResearchStore
 
 
@@ -17,6 +17,22 @@ class ClosableSessionDB(SessionDB, Protocol):
     async def close(self) -> None:
         """Release the database."""
         ...
+
+
+class SharedSessionStore(SessionStore):
+    """Sessions in a database other replicas write too: a session not in use in this process
+    is read again at its next use (another replica may have added turns since), so memory
+    holds only the sessions being answered here, and requests here on one session still share
+    its lock. Two replicas answering one session at the same instant: the later save wins.
+    """
+
+    def cached(self, owner: str, session_id: str) -> Session | None:
+        """The owner's session if a request in this process is using it now, else None."""
+        session = super().cached(owner, session_id)
+        if session is not None and session.users == 0:
+            self._sessions.pop(session.key, None)
+            return None
+        return session
 
 
 def shared(settings: Settings) -> bool:
