@@ -16,8 +16,6 @@ import asyncio
 import contextlib
 import json
 import signal
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,27 +30,15 @@ from services.orchestrator.tests.fakes.fake_llm import FakeLLM, Hang
 from services.orchestrator.tests.fakes.fake_searxng import FakeSearxng
 from services.orchestrator.tests.integration.research_support import Ev, parse_sse, research_reply
 from services.orchestrator.tests.integration.support import World, results_for, serve_world
-from tests.conftest import ROOT, START_DEADLINE_S, free_port, service_env, wait_serving
+from tests.conftest import free_port, service_env, wait_serving
 from tests.datastores import Postgres, Redis
+from tests.replicas import Proc, healthy, spawn, stop_all
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(900)]
 
 TOKENS = {"ann": "ann-" + "a1" * 16, "bob": "bob-" + "b2" * 16}
 # Small enough to reach in the test, big enough for what the tests ask.
 QUESTIONS_PER_MINUTE = 4
-
-
-@dataclass
-class Proc:
-    """A started service process, its port and its log file."""
-
-    name: str
-    proc: subprocess.Popen[bytes]
-    port: int
-    log: Path
-
-    def lines(self) -> list[str]:
-        return self.log.read_text(errors="replace").splitlines()
 
 
 @dataclass
@@ -69,40 +55,6 @@ class Cluster:
     def client(self, replica: int, user: str) -> httpx.AsyncClient:
         headers = {"authorization": f"Bearer {TOKENS[user]}"}
         return httpx.AsyncClient(base_url=self.api[replica], headers=headers, timeout=60)
-
-
-def _spawn(name: str, module: str, env: dict[str, str], folder: Path, port: int) -> Proc:
-    log = folder / f"{name}.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", module], env=env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT
-        )
-    return Proc(name, proc, port, log)
-
-
-async def _healthy(p: Proc) -> None:
-    async with httpx.AsyncClient(timeout=2) as client:
-        for _ in range(int(START_DEADLINE_S * 10)):
-            if p.proc.poll() is not None:
-                raise AssertionError(f"{p.name} exited: {p.lines()[-20:]}")
-            with contextlib.suppress(httpx.HTTPError):
-                reply = await client.get(f"http://127.0.0.1:{p.port}/healthz")
-                if reply.status_code == 200:
-                    return
-            await asyncio.sleep(0.1)
-    raise AssertionError(f"{p.name} did not start: {p.lines()[-20:]}")
-
-
-def _stop(procs: list[Proc]) -> None:
-    for p in procs:
-        if p.proc.poll() is None:
-            p.proc.send_signal(signal.SIGTERM)
-    for p in procs:
-        try:
-            p.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            p.proc.kill()
-            p.proc.wait(5)
 
 
 @contextlib.contextmanager
@@ -129,7 +81,7 @@ async def cluster(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Clu
             try:
                 yield await _start(folder, procs, world, llm, searx, pg.new_database(), rd.url)
             finally:
-                await asyncio.to_thread(_stop, procs)
+                await asyncio.to_thread(stop_all, procs)
 
 
 async def _start(
@@ -147,7 +99,7 @@ async def _start(
         env = service_env(
             READER_PORT=str(port), READER_ALLOW_PRIVATE_NETWORKS="true", READER_WORKERS="1"
         )
-        readers.append(_spawn(f"reader{i}", "reader", env, folder, port))
+        readers.append(spawn(f"reader{i}", "reader", env, folder, port))
     procs += readers
     for r in readers:
         await asyncio.to_thread(wait_serving, r.port, r.proc)
@@ -174,13 +126,13 @@ async def _start(
     for i in range(2):
         port = free_port()
         env = {**common, "ORCHESTRATOR_PORT": str(port)}
-        apis.append(_spawn(f"api{i}", "orchestrator", env, folder, port))
+        apis.append(spawn(f"api{i}", "orchestrator", env, folder, port))
     for i in range(2):
         port = free_port()
         env = {**common, "ORCHESTRATOR_PORT": str(port)}
-        workers.append(_spawn(f"worker{i}", "orchestrator.worker", env, folder, port))
+        workers.append(spawn(f"worker{i}", "orchestrator.worker", env, folder, port))
     procs += apis + workers
-    await asyncio.gather(*(_healthy(p) for p in [*apis, *workers]))
+    await asyncio.gather(*(healthy(p) for p in [*apis, *workers]))
     return Cluster([f"http://127.0.0.1:{p.port}" for p in apis], workers, readers, llm, db_url)
 
 

@@ -9,6 +9,8 @@ from orchestrator.agent.domain import SearchHit, SearchResponse
 from orchestrator.api.ratelimit import RateLimited, RateLimiter
 from orchestrator.config import Settings
 from orchestrator.search.cache import RedisSearchCache, normalised
+from orchestrator.search.ratelimit import BackendRates
+from orchestrator.search.ratelimit import RateLimited as SearchRateLimited
 from redis.asyncio import Redis as Client
 
 from tests.conftest import free_port
@@ -67,3 +69,16 @@ async def test_a_redis_that_is_away_is_a_miss_not_a_failure() -> None:
     await gone.store(("q",), SearchResponse([SearchHit("https://a.example/", "A", "", 1)]))
     assert await gone.lookup(("q",)) is None
     await gone.aclose()
+
+
+async def test_a_search_backends_rate_holds_across_replicas(redis: Redis) -> None:
+    a = BackendRates({"brave": "2/minute"}, redis_url=redis.url)
+    b = BackendRates({"brave": "2/minute"}, redis_url=redis.url)
+    try:
+        await a.acquire("brave", within=0)
+        await b.acquire("brave", within=0)
+        with pytest.raises(SearchRateLimited):
+            await a.acquire("brave", within=0)
+    finally:
+        await a.aclose()
+        await b.aclose()

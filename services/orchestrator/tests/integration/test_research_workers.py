@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -23,6 +26,7 @@ from orchestrator.research.work import ResearchWorker
 from orchestrator.store.base import CONTROL_CHANNEL, QUEUE_CHANNEL
 from orchestrator.store.notify import Notifier
 from orchestrator.store.pg import PgStore
+from quarry_common.settings import EXIT_BAD_CONFIG
 
 from services.orchestrator.tests.fakes.fake_llm import Hang
 from services.orchestrator.tests.integration.research_support import (
@@ -123,7 +127,7 @@ async def test_a_stopped_worker_hands_its_run_to_the_other_and_b_resumes_the_str
         assert events[-1].type == "research.completed", types(events)
         # The stopping worker saved the run as it stood; the other resumed it from there.
         states = [e.data["status"] for e in events if e.type == "state"]
-        assert states == ["running", "interrupted", "running"]
+        assert states == ["running", "queued", "running"]
         assert (await c.b.show(run_id))["status"] == "completed"
 
 
@@ -149,3 +153,18 @@ async def test_the_cap_counts_runs_on_every_replica(world: World, postgres: Post
         reply = await c.b.client.post("/v1/research", json={"query": "and another"})
         assert reply.status_code == 429, reply.text
         assert reply.headers["content-type"].startswith("application/problem+json")
+
+
+async def test_a_worker_without_a_database_url_says_so_and_exits() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORCHESTRATOR_")}
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "orchestrator.worker"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == EXIT_BAD_CONFIG
+    assert "ORCHESTRATOR_DATABASE_URL" in done.stderr

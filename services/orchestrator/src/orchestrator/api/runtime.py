@@ -132,7 +132,7 @@ def search_service(settings: Settings, http: httpx.AsyncClient) -> SearchService
         backends,
         mode=settings.search_mode,
         cache=cache,
-        rates=BackendRates(rates),
+        rates=BackendRates(rates, redis_url=settings.redis_url),
         limit=asyncio.Semaphore(settings.searxng_max_inflight),
         backoff_s=settings.searxng_backoff_s,
         rate_wait_s=settings.searxng_timeout_s,

@@ -102,6 +102,8 @@ class ResearchRun:
         )
         self.continued = asyncio.Event()
         self.cancel_requested = False
+        # Set by a research worker that is stopping: the run goes back to the queue.
+        self.requeue = False
         self.finished_at: float | None = None
         self.task: asyncio.Task[None] | None = None
 
@@ -156,6 +158,9 @@ class ResearchRun:
             if self.cancel_requested:
                 self.status = "cancelled"
                 self.ctx.emit("research.cancelled", {"phase": self.ctx.phase})
+            elif self.requeue:  # a worker is stopping: another takes the run over at once
+                self.status = "queued"
+                self._state_event()
             else:  # the orchestrator is stopping: resumable later
                 self.status = "interrupted"
                 self._state_event()

@@ -50,18 +50,17 @@ class LeasedSaver:
         self._queue = queue
         self._holder = holder
         self.lost = False
-        self.releasing = False
 
     async def save(self, run: RunRecord, events: Sequence[StoredEvent]) -> None:
-        """Save as the holder; a run interrupted by the worker's stop goes back to the queue.
+        """Save as the holder; a run handed back by the worker's stop goes back to the queue.
 
         Raises:
             LeaseLost: another worker holds the run now.
         """
         if self.lost:
             raise LeaseLost(run.id)
-        if self.releasing and run.status == "interrupted":
-            run = dataclasses.replace(run, status="queued", finished_at=None, lease_owner=None)
+        if run.status == "queued":  # handed back (ResearchRun.requeue): release the lease
+            run = dataclasses.replace(run, finished_at=None, lease_owner=None)
         try:
             await self._queue.save_as(run, events, self._holder)
         except LeaseLost:
@@ -155,7 +154,7 @@ class ResearchWorker:
         try:
             await self._renew_until_done(run, task, saver)
         except asyncio.CancelledError:
-            saver.releasing = True  # the worker is stopping: save, and queue the run again
+            run.requeue = True  # the worker is stopping: save, and queue the run again
             task.cancel()
             await asyncio.wait([task])
             raise

@@ -78,10 +78,12 @@ class SearchService:
         self._rate_wait_s = rate_wait_s
 
     async def aclose(self) -> None:
-        """Close the cache's connections (a shared one holds some)."""
+        """Close the cache's and the rates' connections (shared ones hold some)."""
         close = getattr(self._cache, "aclose", None)
         if close is not None:
             await close()
+        if self._rates is not None:
+            await self._rates.aclose()
 
     @property
     def names(self) -> list[str]:
