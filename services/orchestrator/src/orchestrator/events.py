@@ -7,8 +7,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-import orjson
-
 #: Bumped on any incompatible change to event names or fields (see docs/api.md).
 API_VERSION: Final = "1"
 
@@ -45,15 +43,6 @@ class Event:
     seq: int
     type: EventType
     data: dict[str, Any]
-
-    def sse(self) -> bytes:
-        """Server-Sent Events framing: ``id`` is the sequence number, ``event`` the type."""
-        payload = orjson.dumps(self.data)
-        return b"id: %d\nevent: %s\ndata: %s\n\n" % (self.seq, self.type.encode(), payload)
-
-    def ndjson(self) -> bytes:
-        """One JSON object per line: ``{seq, type, data}``."""
-        return orjson.dumps({"seq": self.seq, "type": self.type, "data": self.data}) + b"\n"
 
 
 class EventSink:

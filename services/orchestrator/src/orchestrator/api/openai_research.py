@@ -12,11 +12,11 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-import orjson
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from orchestrator.api import chat_format as fmt
 from orchestrator.api.problems import openai_problem, openai_problem_for
+from orchestrator.api.sse import DONE, sse_data
 from orchestrator.errors import DomainError
 from orchestrator.mcp.backend import research_progress_line
 from orchestrator.research.owned import OwnedRuns
@@ -92,7 +92,7 @@ async def _chunks(
 
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return b"data: " + orjson.dumps({**base, "choices": [choice], **extra}) + b"\n\n"
+        return sse_data({**base, "choices": [choice], **extra})
 
     refs = fmt.FootnoteStream()
     ended = False
@@ -116,12 +116,12 @@ async def _chunks(
             elif ended:
                 message = str(event.data.get("message") or f"The run ended ({event.type}).")
                 error = {"message": message, "type": "server_error", "code": "research_failed"}
-                yield b"data: " + orjson.dumps({"error": error}) + b"\n\n"
+                yield sse_data({"error": error})
             else:
                 line = research_progress_line(event.type, event.data)
                 if line:
                     yield chunk({"reasoning_content": line + "\n"})
-        yield b"data: [DONE]\n\n"
+        yield DONE
     finally:
         if not ended:  # the client went away: stop the run
             with contextlib.suppress(DomainError):

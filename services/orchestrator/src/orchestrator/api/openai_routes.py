@@ -13,21 +13,20 @@ import time
 import uuid
 from typing import Any, Literal
 
-import orjson
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.agent.loop import run_question
-from orchestrator.agent.state import RunOptions
 from orchestrator.api import chat_format as fmt
 from orchestrator.api.openai_research import research_completion
 from orchestrator.api.problems import openai_problem, openai_problem_for
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.routes import PrincipalDep, RuntimeDep
+from orchestrator.api.sse import DONE, sse_data
 from orchestrator.api.streaming import EventStreamResponse, drive
+from orchestrator.ask import Conversation, Question, ask, run_options
 from orchestrator.events import Event, EventSink, ResultCollector
-from orchestrator.policy import SearchOff, research_sources, sources_for
+from orchestrator.policy import SearchOff, research_sources
 
 SEARCH_MODEL = "quarry-search"
 RESEARCH_MODEL = "quarry-research"
@@ -96,7 +95,7 @@ class ChunkEncoder:
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return b"data: " + orjson.dumps({**self._base, "choices": [choice], **extra}) + b"\n\n"
+        return sse_data({**self._base, "choices": [choice], **extra})
 
     def _first(self) -> bytes:
         if self._started:
@@ -128,7 +127,7 @@ class ChunkEncoder:
             self._meta["warnings"].append(data)
         elif event.type == "error":
             error = {"message": data["message"], "type": "server_error", "code": data["code"]}
-            return out + b"data: " + orjson.dumps({"error": error}) + b"\n\n"
+            return out + sse_data({"error": error})
         elif event.type == "run.completed":
             self._meta["status"] = data["status"]
             return out + self._chunk({}, "stop", sources=self._sources, quarry=self._meta)
@@ -198,20 +197,14 @@ async def chat_completions(
     run_id = uuid.uuid4().hex
     completion_id = f"chatcmpl-{run_id}"
     settings = runtime.deps.settings
-    options = RunOptions(sources=sources_for(None, settings))
+    # The client sends the conversation each time: nothing is kept here.
+    talk = Conversation.given(history, label=f"openai-{run_id}")
+    asked = Question(question, who.id, run_id, run_options(None, settings), talk)
 
     async def run(sink: EventSink) -> None:
         if notice is not None:
             sink.warn_after_start(notice.code, notice.message)
-        await run_question(
-            runtime.deps,
-            sink,
-            question=question,
-            history=history,
-            options=options,
-            run_id=run_id,
-            session_id=f"openai-{run_id}",
-        )
+        await ask(runtime.deps, runtime.sessions, sink, asked)
 
     if body.stream:
         encoder = ChunkEncoder(completion_id, body.model)
@@ -219,7 +212,7 @@ async def chat_completions(
             run,
             "sse",
             encode=encoder,
-            closing=lambda: b"data: [DONE]\n\n",
+            closing=lambda: DONE,
             keepalive_s=settings.keepalive_s,
         )
     collector = ResultCollector()

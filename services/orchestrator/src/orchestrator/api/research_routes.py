@@ -18,10 +18,10 @@ from orchestrator.api.ratelimit import enforce
 from orchestrator.api.research_models import ContinueRequest, EmptyRequest, ResearchRequest
 from orchestrator.api.routes import OwnerParam, PrincipalDep, negotiate
 from orchestrator.api.runtime import Runtime
+from orchestrator.api.sse import KEEP_ALIVE, sse
 from orchestrator.config import Settings
 from orchestrator.errors import DomainError, NotAcceptable, ResearchUnavailable
 from orchestrator.policy import research_sources
-from orchestrator.research.events import sse
 from orchestrator.research.manager import ResearchManager
 from orchestrator.research.owned import OwnedRuns
 from orchestrator.research.setup import open_manager, research_deps
@@ -142,7 +142,7 @@ async def events(
 
     async def body() -> AsyncIterator[bytes]:
         async for event in manager.follow(run_id, after, heartbeat):
-            yield b": heartbeat\n\n" if event is None else sse(event)
+            yield KEEP_ALIVE if event is None else sse(event.seq, event.type, event.data)
 
     return StreamingResponse(
         body(),

@@ -7,21 +7,17 @@ another principal's session is "not found". An admin names an owner with ``?owne
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from orchestrator.agent.loop import RunOutcome, run_question
-from orchestrator.agent.state import RunOptions
 from orchestrator.api.models import (
     MAX_OFFSET,
     MAX_PAGE,
     SESSION_ID_PATTERN,
     Problem,
-    SearchOptions,
     SearchRequest,
     SearchResult,
     SessionPage,
@@ -32,11 +28,10 @@ from orchestrator.api.ratelimit import enforce
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.security import principal_of
 from orchestrator.api.streaming import EventStreamResponse, drive
+from orchestrator.ask import Conversation, Question, ask, run_options
 from orchestrator.errors import InvalidEdit, NotAcceptable, SessionNotFound
 from orchestrator.events import Event, EventSink, ResultCollector
-from orchestrator.policy import sources_for
 from orchestrator.principals import NotVisible, Principal, acting_owner, listed_owner
-from orchestrator.sessions import Turn
 
 logger = logging.getLogger(__name__)
 
@@ -100,75 +95,6 @@ def negotiate(accept: str | None) -> Format:
 router = APIRouter(prefix="/v1", tags=["v1"])
 
 
-def run_options(runtime: Runtime, opts: SearchOptions) -> RunOptions:
-    """A request's options over the server's defaults.
-
-    Raises:
-        SearchOff: the request asked only for sources that are off (422, before anything runs).
-    """
-    return RunOptions(
-        max_rounds=opts.max_rounds,
-        prefetch=opts.prefetch,
-        categories=opts.categories,
-        language=opts.language,
-        time_range=opts.time_range,
-        sources=sources_for(opts.sources, runtime.deps.settings),
-        allow_unsourced=opts.allow_unsourced,
-        search_cache=opts.search_cache,
-        mode=opts.mode,
-        detail=opts.detail,
-    )
-
-
-async def answer_in_session(
-    runtime: Runtime,
-    sink: EventSink,
-    *,
-    query: str,
-    session_id: str,
-    options: RunOptions,
-    run_id: str,
-    owner: str,
-    edit: int | None = None,
-    keep_turn: bool = True,
-) -> RunOutcome:
-    """Run one question in ``owner``'s conversation (created on first use); keep the turn unless
-    it failed.
-
-    ``edit`` (0-based) re-asks that turn: the run sees only the turns before it, and the new
-    turn replaces it and every turn after it. ``keep_turn`` False (MCP's one-off tool calls):
-    no conversation is read or left behind.
-    """
-    if not keep_turn:
-        outcome = await run_question(
-            runtime.deps,
-            sink,
-            question=query,
-            history=[],
-            options=options,
-            run_id=run_id,
-            session_id="",
-        )
-        logger.info("run finished", extra={"run_id": run_id, "status": outcome.status})
-        return outcome
-    async with runtime.sessions.use(owner, session_id) as session:
-        keep = len(session.turns) if edit is None else min(edit, len(session.turns))
-        outcome = await run_question(
-            runtime.deps,
-            sink,
-            question=query,
-            history=session.turns[:keep],
-            options=options,
-            run_id=run_id,
-            session_id=session_id,
-        )
-        if outcome.status != "error":
-            turn = Turn(query, outcome.answer, tuple(outcome.sources), outcome.status, time.time())
-            await runtime.sessions.add_turn(session, turn, replace_from=keep)
-    logger.info("run finished", extra={"run_id": run_id, "status": outcome.status})
-    return outcome
-
-
 @router.post(
     "/search",
     response_model=SearchResult,
@@ -193,23 +119,16 @@ async def search(
     notice = await enforce(request, "questions")
     session_id = body.session_id or uuid.uuid4().hex
     run_id = uuid.uuid4().hex
-    options = run_options(runtime, body.options)
-
+    options = run_options(body.options, runtime.deps.settings)
     edit = await _edit_index(runtime, body, who.id)
+    question = Question(
+        body.query, who.id, run_id, options, Conversation.kept(session_id, edit=edit)
+    )
 
     async def run(sink: EventSink) -> None:
         if notice is not None:
             sink.warn_after_start(notice.code, notice.message)
-        await answer_in_session(
-            runtime,
-            sink,
-            query=body.query,
-            session_id=session_id,
-            options=options,
-            run_id=run_id,
-            owner=who.id,
-            edit=edit,
-        )
+        await ask(runtime.deps, runtime.sessions, sink, question)
 
     if fmt != "json":
         return EventStreamResponse(run, fmt, keepalive_s=runtime.deps.settings.keepalive_s)

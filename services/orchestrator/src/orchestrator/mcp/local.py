@@ -16,9 +16,9 @@ from starlette.requests import Request
 from orchestrator.api.chat_format import progress_line
 from orchestrator.api.models import SearchOptions
 from orchestrator.api.ratelimit import Family, RateLimited, enforce
-from orchestrator.api.routes import answer_in_session, run_options
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.security import principal_of
+from orchestrator.ask import Question, ask, run_options
 from orchestrator.corpus.indexer import Counts
 from orchestrator.errors import DomainError
 from orchestrator.events import EventSink, ResultCollector
@@ -61,26 +61,19 @@ class LocalBackend:
         await self._limit("questions")
         owner = self._who().id
         try:
-            options = run_options(self._runtime, SearchOptions.model_validate({"sources": sources}))
+            asked = SearchOptions.model_validate({"sources": sources})
+            options = run_options(asked, self._runtime.deps.settings)
         except SearchOff as err:
             raise tool_error(err) from None
         sink = EventSink()
         collector = ResultCollector()
-        run_id = uuid.uuid4().hex
+        # A tool call is one question: the default Conversation keeps no turn, so no
+        # mcp-<id> conversation is left behind.
+        question = Question(query, owner, uuid.uuid4().hex, options)
 
         async def produce() -> None:
             try:
-                await answer_in_session(
-                    self._runtime,
-                    sink,
-                    query=query,
-                    session_id="",
-                    options=options,
-                    run_id=run_id,
-                    owner=owner,
-                    # a tool call is one question: no mcp-<id> conversation left behind
-                    keep_turn=False,
-                )
+                await ask(self._runtime.deps, self._runtime.sessions, sink, question)
             finally:
                 sink.close()
 
