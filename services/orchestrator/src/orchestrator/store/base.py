@@ -1,4 +1,5 @@
-"""What the orchestrator needs from a database, as a protocol (SQLite today; see README)."""
+"""What the orchestrator needs from a database, as protocols: SQLite (store/sqlite.py) and
+PostgreSQL (store/pg.py, which also queues runs for research workers; docs/scaling.md)."""
 
 from __future__ import annotations
 
@@ -55,8 +56,8 @@ class LeaseLost(Exception):
 class ResearchStore(Protocol):
     """Research runs and their event logs.
 
-    Every method is one transaction. A shared database (several orchestrators) needs the same
-    operations; ``save`` must then also check that the caller still owns the run (a lease).
+    Every method is one transaction. On a shared database (PostgreSQL) ``save`` also checks
+    that the caller still holds the run (``lease_owner``), raising LeaseLost otherwise.
     """
 
     async def create_run(self, run: RunRecord) -> None:
