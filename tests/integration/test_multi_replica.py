@@ -6,8 +6,9 @@ other integration tests use) and the shared test world (ranker, index, fixture p
 It shows: a run started through A and followed through B; the worker executing it SIGKILLed
 mid-run and the other worker finishing it with a complete report; the stream resumed on the
 other replica with Last-Event-ID, no gap and no duplicate; questions spread over both readers;
-one rate limit across both replicas; and user B unable to see or touch user A's runs and
-sessions through either replica.
+one rate limit across both replicas; user B unable to see or touch user A's runs and
+sessions through either replica; DELETE through one replica reaching the worker of a run started
+through the other.
 """
 
 from __future__ import annotations
@@ -250,3 +251,19 @@ async def test_one_rate_limit_across_both_replicas(cluster: Cluster) -> None:
             assert refused.status_code == 429, refused.text
             assert refused.headers["content-type"].startswith("application/problem+json")
             assert int(refused.headers["retry-after"]) >= 1
+
+
+async def test_delete_on_one_replica_reaches_the_worker_running_the_run(cluster: Cluster) -> None:
+    cluster.llm.queue("other", Hang())  # the run's scope call never answers: it stays running
+    async with cluster.client(1, "ann") as b, cluster.client(0, "ann") as a:
+        reply = await b.post("/v1/research", json={"query": "why are there two tides a day"})
+        assert reply.status_code == 202, reply.text
+        run_id = reply.json()["research_id"]
+        await _stream(a, run_id, stop=lambda e: e.type == "phase.started")
+        assert await _holder(cluster.db_url, run_id) is not None
+        cancelled = await a.delete(f"/v1/research/{run_id}")
+        assert cancelled.status_code == 200, cancelled.text
+        assert cancelled.json()["status"] == "cancelled"
+        events = await _stream(b, run_id)
+        assert events[-1].type == "research.cancelled"
+        assert [e.id for e in events] == list(range(len(events)))
