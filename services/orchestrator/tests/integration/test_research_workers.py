@@ -168,3 +168,18 @@ async def test_a_worker_without_a_database_url_says_so_and_exits() -> None:
     )
     assert done.returncode == EXIT_BAD_CONFIG
     assert "ORCHESTRATOR_DATABASE_URL" in done.stderr
+
+
+async def test_inline_on_postgres_runs_in_the_api_process(world: World, postgres: Postgres) -> None:
+    url = postgres.new_database()
+    async with fakes(world, database_url=url, research_executor="inline") as f, serve(f.app()) as a:
+        run_id = await a.start()
+        events = await a.events(run_id)
+        assert events[-1].type == "research.completed", types(events)
+    store = await PgStore.open(url)
+    try:
+        row = await store.get_run(run_id)
+        assert row is not None
+        assert (row.status, row.lease_owner) == ("completed", None)
+    finally:
+        await store.close()
