@@ -8,9 +8,10 @@ had: MCP piled up sessions, the OpenAI face decided its sources its own way).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -18,7 +19,7 @@ from orchestrator.agent.loop import RunOutcome, run_question
 from orchestrator.agent.modes import Mode
 from orchestrator.agent.state import Deps, RunOptions
 from orchestrator.events import EventSink
-from orchestrator.policy import SourcesPolicy, sources_for
+from orchestrator.policy import RunPolicy, SourcesPolicy, domains_for, sources_for
 from orchestrator.sessions import SessionStore, Turn
 
 logger = logging.getLogger(__name__)
@@ -48,6 +49,10 @@ class AskOptions(Protocol):
     def mode(self) -> Mode | None: ...
     @property
     def detail(self) -> Literal["brief", "full"] | None: ...
+    @property
+    def engines(self) -> Sequence[str] | None: ...
+    @property
+    def pageno(self) -> int | None: ...
 
 
 def run_options(opts: AskOptions | None, settings: SourcesPolicy) -> RunOptions:
@@ -70,7 +75,31 @@ def run_options(opts: AskOptions | None, settings: SourcesPolicy) -> RunOptions:
         search_cache=opts.search_cache,
         mode=opts.mode,
         detail=opts.detail,
+        # checked names (api/models.py ENGINE_PATTERN), each asked once
+        engines=tuple(dict.fromkeys(e.strip() for e in opts.engines or ())),
+        pageno=opts.pageno or 1,
     )
+
+
+def prepare(
+    text: str,
+    opts: AskOptions | None,
+    settings: RunPolicy,
+    domains: Mapping[str, Sequence[str]] | None = None,
+) -> tuple[str, RunOptions]:
+    """What a question searches — ``text`` without its ``site:`` operators — and its options:
+    run_options plus the domain policy of the server, the caller's ``domains`` (``allow`` /
+    ``deny``) and the operators (docs/sources.md).
+
+    Raises:
+        SearchOff: as run_options.
+        InvalidDomain, DomainNotAllowed, NothingLeftToSearch: a bad domain, a request allow
+            rule outside the server's list, a question of operators only (refused before
+            anything runs, on every face alike).
+    """
+    options = run_options(opts, settings)
+    searched, policy = domains_for(text, domains, settings)
+    return searched, dataclasses.replace(options, domains=policy)
 
 
 @dataclass(frozen=True)
@@ -109,6 +138,8 @@ class Question:
     run_id: str
     options: RunOptions
     conversation: Conversation = field(default_factory=Conversation)
+    # The question as typed, site: operators included, kept in the turn ("": ``text``).
+    typed: str = ""
 
 
 async def ask(deps: Deps, sessions: SessionStore, sink: EventSink, q: Question) -> RunOutcome:
@@ -123,7 +154,15 @@ async def ask(deps: Deps, sessions: SessionStore, sink: EventSink, q: Question) 
         keep = len(session.turns) if talk.edit is None else min(talk.edit, len(session.turns))
         outcome = await _run(deps, sink, q, session.turns[:keep], talk.session_id)
         if outcome.status != "error":
-            turn = Turn(q.text, outcome.answer, tuple(outcome.sources), outcome.status, time.time())
+            sources = tuple(outcome.sources)
+            turn = Turn(
+                q.typed or q.text,
+                outcome.answer,
+                sources,
+                outcome.status,
+                time.time(),
+                policy=outcome.policy,
+            )
             await sessions.add_turn(session, turn, replace_from=keep)
     logger.info("run finished", extra={"run_id": q.run_id, "status": outcome.status})
     return outcome

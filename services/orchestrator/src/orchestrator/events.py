@@ -23,6 +23,7 @@ EventType = Literal[
     "read.started",
     "read.completed",
     "chunks.ranked",
+    "policy",
     "sources",
     "thinking",
     "answer.delta",
@@ -115,6 +116,8 @@ class ResultCollector:
             "support_score": None,
             "clarifying_question": None,
             "warnings": [],
+            # what the source policy dropped (the `policy` events' entries), and its rules
+            "policy": {"rules": None, "dropped": []},
             "error": None,
             "stats": {},
         }
@@ -136,6 +139,9 @@ class ResultCollector:
             result["support_score"] = data.get("support_score")
         elif event.type == "clarify":
             result["clarifying_question"] = data["question"]
+        elif event.type == "policy":
+            result["policy"]["rules"] = data.get("rules")
+            result["policy"]["dropped"].extend(data.get("dropped", []))
         elif event.type == "warning":
             result["warnings"].append(data)
         elif event.type == "error":

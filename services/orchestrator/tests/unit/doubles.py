@@ -284,6 +284,8 @@ class ScriptedSearcher:
         categories: str | None = None,
         language: str | None = None,
         time_range: str | None = None,
+        engines: Sequence[str] | None = None,
+        pageno: int = 1,
         cache: bool = True,
     ) -> SearchResponse:
         self.queries.append(query)

@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from orchestrator.api import chat_format as fmt
 from orchestrator.api.problems import openai_problem, openai_problem_for
 from orchestrator.api.sse import DONE, sse_data
+from orchestrator.domains import DomainPolicy
 from orchestrator.errors import DomainError
 from orchestrator.mcp.backend import research_progress_line
 from orchestrator.research.owned import OwnedRuns
@@ -40,12 +41,18 @@ def _meta(run_id: str, status: str, state: ResearchState) -> dict[str, Any]:
 
 
 async def research_completion(
-    manager: OwnedRuns, model: str, question: str, sources: list[str], *, stream: bool
+    manager: OwnedRuns,
+    model: str,
+    question: str,
+    sources: list[str],
+    *,
+    stream: bool,
+    domains: DomainPolicy | None = None,
 ) -> Response:
     """Start a run for ``question``, owned by the caller; the whole report, or a stream of
     chunks."""
     try:
-        record = await manager.create(question, "deep-research", None, sources)
+        record = await manager.create(question, "deep-research", None, sources, domains=domains)
     except DomainError as err:  # the in-flight cap
         return openai_problem_for(err)
     completion_id = f"chatcmpl-{record.id}"

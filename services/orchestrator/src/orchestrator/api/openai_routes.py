@@ -18,15 +18,17 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.api import chat_format as fmt
+from orchestrator.api.models import DomainLists, SearchOptions
 from orchestrator.api.openai_research import research_completion
 from orchestrator.api.problems import openai_problem, openai_problem_for
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.routes import PrincipalDep, RuntimeDep
 from orchestrator.api.sse import DONE, sse_data
 from orchestrator.api.streaming import EventStreamResponse, drive
-from orchestrator.ask import Conversation, Question, ask, run_options
+from orchestrator.ask import Conversation, Question, ask, prepare
+from orchestrator.errors import DomainError
 from orchestrator.events import Event, EventSink, ResultCollector
-from orchestrator.policy import SearchOff, research_sources
+from orchestrator.policy import domains_for, research_sources
 
 SEARCH_MODEL = "quarry-search"
 RESEARCH_MODEL = "quarry-research"
@@ -57,6 +59,11 @@ class ChatRequest(BaseModel):
     model: str = Field(min_length=1, max_length=100)
     messages: list[ChatMessage] = Field(min_length=1, max_length=500)
     stream: bool = False
+    # Quarry's own extra body field (`extra_body={"domains": {...}}` in the openai SDK).
+    domains: DomainLists | None = None
+    # Quarry's own per-request options (POST /v1/search's), sent as the OpenAI SDK's
+    # ``extra_body={"options": {...}}``; checked like there (422 on a bad value).
+    options: SearchOptions = Field(default_factory=SearchOptions)
 
 
 @router.get("/models")
@@ -125,6 +132,10 @@ class ChunkEncoder:
             self._meta["run_id"] = data.get("run_id")
         elif event.type == "warning":
             self._meta["warnings"].append(data)
+        elif event.type == "policy":  # what the domain policy dropped, as in the JSON result
+            policy = self._meta.setdefault("policy", {"rules": None, "dropped": []})
+            policy["rules"] = data.get("rules")
+            policy["dropped"].extend(data.get("dropped", []))
         elif event.type == "error":
             error = {"message": data["message"], "type": "server_error", "code": data["code"]}
             return out + sse_data({"error": error})
@@ -140,7 +151,7 @@ def _completion(
 ) -> dict[str, Any]:
     answer = result["clarifying_question"] or result["answer"]
     content = fmt.to_footnote_refs(answer) + fmt.footnotes(result["sources"])
-    keys = ("run_id", "status", "cited", "warnings", "sentences", "support_score")
+    keys = ("run_id", "status", "cited", "warnings", "sentences", "support_score", "policy")
     meta = {k: result.get(k) for k in keys}
     return {
         "id": completion_id,
@@ -184,22 +195,28 @@ async def chat_completions(
     if len(question) > MAX_QUESTION_CHARS:
         detail = f"The question is longer than {MAX_QUESTION_CHARS} characters."
         return openai_problem(400, detail, "question_too_long", "invalid_request_error")
+    settings = runtime.deps.settings
+    domains = body.domains.model_dump() if body.domains is not None else None
     if body.model == RESEARCH_MODEL and research is not None:
         await enforce(request, "research")
         try:
-            sources = list(research_sources(None, runtime.deps.settings))
-        except SearchOff as err:
+            sources = list(research_sources(None, settings))
+            searched, policy = domains_for(question, domains, settings)
+        except DomainError as err:  # search off, a bad domain or site: operator
             return openai_problem_for(err)
         return await research_completion(
-            research.for_(who), body.model, question, sources, stream=body.stream
+            research.for_(who), body.model, searched, sources, stream=body.stream, domains=policy
         )
     history = fmt.history_from_messages(texts[:-1])
     run_id = uuid.uuid4().hex
     completion_id = f"chatcmpl-{run_id}"
-    settings = runtime.deps.settings
+    try:
+        searched, options = prepare(question, body.options, settings, domains)
+    except DomainError as err:  # search off, a bad option, domain or site: operator
+        return openai_problem_for(err)
     # The client sends the conversation each time: nothing is kept here.
     talk = Conversation.given(history, label=f"openai-{run_id}")
-    asked = Question(question, who.id, run_id, run_options(None, settings), talk)
+    asked = Question(searched, who.id, run_id, options, talk)
 
     async def run(sink: EventSink) -> None:
         if notice is not None:

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
+from orchestrator.agent.memory import fit
 from orchestrator.api.models import (
     MAX_OFFSET,
     MAX_PAGE,
@@ -28,10 +29,11 @@ from orchestrator.api.ratelimit import enforce
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.security import principal_of
 from orchestrator.api.streaming import EventStreamResponse, drive
-from orchestrator.ask import Conversation, Question, ask, run_options
+from orchestrator.ask import Conversation, Question, ask, prepare
 from orchestrator.errors import InvalidEdit, NotAcceptable, SessionNotFound
 from orchestrator.events import Event, EventSink, ResultCollector
 from orchestrator.principals import NotVisible, Principal, acting_owner, listed_owner
+from orchestrator.sessions import Session
 
 logger = logging.getLogger(__name__)
 
@@ -119,11 +121,11 @@ async def search(
     notice = await enforce(request, "questions")
     session_id = body.session_id or uuid.uuid4().hex
     run_id = uuid.uuid4().hex
-    options = run_options(body.options, runtime.deps.settings)
+    asked = body.options.domains.model_dump() if body.options.domains is not None else None
+    searched, options = prepare(body.query, body.options, runtime.deps.settings, asked)
     edit = await _edit_index(runtime, body, who.id)
-    question = Question(
-        body.query, who.id, run_id, options, Conversation.kept(session_id, edit=edit)
-    )
+    talk = Conversation.kept(session_id, edit=edit)
+    question = Question(searched, who.id, run_id, options, talk, typed=body.query)
 
     async def run(sink: EventSink) -> None:
         if notice is not None:
@@ -186,7 +188,7 @@ async def get_session(
     session = await runtime.sessions.get(_owner(who, owner, session_id), session_id)
     if session is None:
         raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
-    return session.to_json()
+    return view(runtime, session)
 
 
 @router.patch("/sessions/{session_id}", response_model=SessionView, responses=_PROBLEMS)
@@ -202,7 +204,15 @@ async def rename_session(
     session = await runtime.sessions.rename(_owner(who, owner, session_id), session_id, title)
     if session is None:
         raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
-    return session.to_json()
+    return view(runtime, session)
+
+
+def view(runtime: Runtime, session: Session) -> dict[str, Any]:
+    """A session as the API shows it, with its memory meter: how much of it the next question
+    carries (agent/memory.py's budget) and how much the store keeps."""
+    memory = fit(session.turns, runtime.deps.settings.history_budget_chars()).event()
+    stored = {"stored_chars": session.chars, "stored_budget": runtime.sessions.max_chars}
+    return {**session.to_json(), "memory": {**memory, **stored}}
 
 
 @router.delete("/sessions/{session_id}", status_code=204, responses=_PROBLEMS)

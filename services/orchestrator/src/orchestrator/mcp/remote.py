@@ -10,7 +10,7 @@ import httpx
 
 from orchestrator.api.chat_format import progress_line
 from orchestrator.events import Event, ResultCollector
-from orchestrator.mcp.backend import Progress, ToolError, research_progress_line
+from orchestrator.mcp.backend import Domains, Progress, ToolError, research_progress_line
 
 NDJSON = {"Accept": "application/x-ndjson"}
 
@@ -41,11 +41,11 @@ class HttpBackend:
                 f"Quarry's API at {self._client.base_url} is unreachable: {err}"
             ) from None
 
-    async def search(self, query: str, sources: list[str] | None, progress: Progress) -> Any:
+    async def search(self, query: str, options: dict[str, Any], progress: Progress) -> Any:
         """POST /v1/search over NDJSON; progress lines as events arrive."""
         body: dict[str, Any] = {"query": query}
-        if sources:
-            body["options"] = {"sources": sources}
+        if options:
+            body["options"] = options
         collector = ResultCollector()
         async for raw in self._events("/v1/search", body):
             event = Event(int(raw["seq"]), raw["type"], raw["data"])
@@ -82,17 +82,22 @@ class HttpBackend:
             raise ToolError(_problem_text(reply))
         return reply.json()
 
-    async def research(self, query: str, mode: str, progress: Progress) -> str:
+    async def research(
+        self, query: str, mode: str, progress: Progress, domains: Domains = None
+    ) -> str:
         """POST /v1/research, follow its SSE stream, then GET the report."""
+        body: dict[str, Any] = {"query": query, "mode": mode}
+        if domains:
+            body["options"] = {"domains": domains}
         try:
-            return await self._research(query, mode, progress)
+            return await self._research(body, progress)
         except httpx.TransportError as err:
             raise ToolError(
                 f"Quarry's API at {self._client.base_url} is unreachable: {err}"
             ) from None
 
-    async def _research(self, query: str, mode: str, progress: Progress) -> str:
-        started = await self._client.post("/v1/research", json={"query": query, "mode": mode})
+    async def _research(self, body: dict[str, Any], progress: Progress) -> str:
+        started = await self._client.post("/v1/research", json=body)
         if started.status_code != 202:
             raise ToolError(_problem_text(started))
         run_id = started.json()["research_id"]

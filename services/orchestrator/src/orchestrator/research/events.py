@@ -105,7 +105,7 @@ class EventLog:
 
 # The agent steps' events a research run passes on (tagged with the dimension); the others
 # (rank.completed, read.*, chunks.ranked) only move counters.
-_FORWARDED = frozenset({"search.started", "search.completed", "judge", "warning"})
+_FORWARDED = frozenset({"search.started", "search.completed", "judge", "warning", "policy"})
 _FIELDS_DROPPED = frozenset({"round", "unresponsive_engines"})
 
 

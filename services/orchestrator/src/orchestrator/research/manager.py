@@ -18,6 +18,7 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 
 from orchestrator.agent.state import Deps
+from orchestrator.domains import DomainPolicy
 from orchestrator.errors import ResearchConflict, ResearchNotFound, TooManyResearchRuns
 from orchestrator.policy import research_sources
 from orchestrator.principals import Principal
@@ -58,7 +59,8 @@ async def add_turn(sessions: SessionStore, run: ResearchRun) -> None:
         time.time(),
     )
     async with sessions.use(run.record.owner, session_id) as session:
-        await sessions.add_turn(session, turn)
+        # a conversation a run started is listed as research (GET /v1/sessions)
+        await sessions.add_turn(session, turn, kind="research")
 
 
 def end_review(run: ResearchRun, dimensions: list[str] | None) -> None:
@@ -195,6 +197,8 @@ class ResearchManager:
         session_id: str | None,
         sources: Sequence[str],
         owner: str,
+        *,
+        domains: DomainPolicy | None = None,
     ) -> RunRecord:
         """Store and start a new run owned by ``owner``.
 
@@ -202,7 +206,9 @@ class ResearchManager:
             SearchOff: nothing is left to search (web search off, no local documents).
             TooManyResearchRuns: the in-flight cap is reached.
         """
-        record = self.new_record(query, mode, session_id, sources, owner, "running")
+        record = self.new_record(
+            query, mode, session_id, sources, owner, "running", domains=domains
+        )
         self._admit()
         self._starting += 1
         try:
@@ -220,6 +226,8 @@ class ResearchManager:
         sources: Sequence[str],
         owner: str,
         status: str,
+        *,
+        domains: DomainPolicy | None = None,
     ) -> RunRecord:
         """A new run's row (not stored yet)."""
         # The entry points asked the policy already; asking again costs nothing and keeps a
@@ -227,6 +235,8 @@ class ResearchManager:
         sources = research_sources(sources, self._settings)
         now = time.time()
         state = ResearchState(sources_opt=list(sources))
+        if domains is not None:  # the server's lists are read again whenever the run executes
+            state.domains_opt = domains.request_rules()
         return RunRecord(
             id=uuid.uuid4().hex,
             query=query,

@@ -20,6 +20,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 
 from orchestrator.agent.state import Deps
+from orchestrator.domains import DomainPolicy
 from orchestrator.errors import ResearchConflict, TooManyResearchRuns
 from orchestrator.principals import Principal
 from orchestrator.research.context import ResearchLLM
@@ -68,6 +69,8 @@ class QueuedResearchManager(ResearchManager):
         session_id: str | None,
         sources: Sequence[str],
         owner: str,
+        *,
+        domains: DomainPolicy | None = None,
     ) -> RunRecord:
         """Queue a new run owned by ``owner``.
 
@@ -75,7 +78,7 @@ class QueuedResearchManager(ResearchManager):
             SearchOff: nothing is left to search.
             TooManyResearchRuns: the cap across replicas is reached.
         """
-        record = self.new_record(query, mode, session_id, sources, owner, "queued")
+        record = self.new_record(query, mode, session_id, sources, owner, "queued", domains=domains)
         if not await self.queue.admit(record, self._settings.research_cluster_max):
             raise self._full()
         return record
