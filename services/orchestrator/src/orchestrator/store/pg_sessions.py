@@ -39,13 +39,13 @@ class PgSessionDB:
             if row is None:
                 return None
             cur = await conn.execute(
-                "SELECT question, answer, sources, status, at FROM session_turns "
+                "SELECT question, answer, sources, status, at, policy FROM session_turns "
                 "WHERE owner = %s AND session_id = %s ORDER BY idx",
                 key,
             )
             turns = [
-                Turn(q, a, tuple(json.loads(src)), status, at)
-                for q, a, src, status, at in await cur.fetchall()
+                Turn(q, a, tuple(json.loads(src)), status, at, policy=json.loads(policy))
+                for q, a, src, status, at, policy in await cur.fetchall()
             ]
         kind = cast(Kind, row[1] if row[1] in ("chat", "research") else "chat")
         return Session(session_id, row[2], 0.0, turns, title=row[0], kind=kind, owner=owner)
@@ -54,7 +54,10 @@ class PgSessionDB:
         """Store the session's title and turns as they are now (one transaction)."""
         owner, sid = session.key
         turns = [
-            (owner, sid, i, t.question, t.answer, json.dumps(list(t.sources)), t.status, t.at)
+            (
+                *(owner, sid, i, t.question, t.answer, json.dumps(list(t.sources))),
+                *(t.status, t.at, json.dumps(t.policy)),
+            )
             for i, t in enumerate(session.turns)
         ]
         row = (owner, sid, session.title, session.kind, session.created, session.updated)
@@ -72,7 +75,7 @@ class PgSessionDB:
                 async with conn.cursor() as cur:
                     await cur.executemany(
                         "INSERT INTO session_turns (owner, session_id, idx, question, answer, "
-                        "sources, status, at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                        "sources, status, at, policy) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
                         turns,
                     )
 
