@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from orchestrator.api.corpus_routes import router as corpus_router
+from orchestrator.api.export_routes import router as export_router
 from orchestrator.api.openai_routes import router as openai_router
 from orchestrator.api.problems import BodyGuard, install_problem_handlers
 from orchestrator.api.ratelimit import RateLimiter
@@ -110,6 +111,7 @@ def create_app(
     app.include_router(router)
     app.include_router(corpus_router)
     app.include_router(research_router)
+    app.include_router(export_router)
     app.include_router(openai_router)
     app.router.routes.extend(mcp_routes)
 

@@ -227,6 +227,13 @@ class Settings(BaseServiceSettings):
     # Runs queued or running across every replica before new ones are refused (429).
     research_cluster_max: int = Field(default=32, ge=1, le=100_000)
 
+    # --- exports and run bundles (orchestrator/exports/, docs/exports.md) ---
+    # The Chromium that prints PDF exports (headless, no network); missing: PDF exports are 503.
+    export_chromium: str = "/usr/bin/chromium"
+    export_pdf_timeout_s: float = Field(default=60.0, gt=0, le=600)
+    # What a research run records for its bundle (prompts, model outputs, page texts), at most.
+    bundle_max_bytes: int = Field(default=8 * 1024 * 1024, ge=0, le=256 * 1024 * 1024)
+
     # --- access control and HTTP bounds (orchestrator/api/security.py, ratelimit.py, server.py) ---
     # Host names (besides localhost, 127.0.0.1, [::1] and the bind address) the API answers to;
     # anything else is a DNS-rebinding attempt. Comma-separated; "*.example.com" allowed.

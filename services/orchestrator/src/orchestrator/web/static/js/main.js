@@ -5,6 +5,7 @@ import { ApiError, adoptTokenFromFragment, getJSON, onUnauthorized, setToken } f
 import { Composer } from "./composer.js";
 import { h } from "./dom.js";
 import { installDomains, withDomains } from "./domains.js";
+import { installExportMenu } from "./export.js";
 import { installSourceCard } from "./markdown.js";
 import { collect, installOptions } from "./options.js";
 import { ask, restoreTurn, STORED, Turn } from "./quick.js";
@@ -297,5 +298,11 @@ document.addEventListener("keydown", (e) => {
 $("main").addEventListener("click", (e) => {
   if (document.body.classList.contains("nav-open") && !e.target.closest("#menu")) closeNav();
 });
+// Downloads: the open report's, and the open conversation's (shown once it has a turn).
+installExportMenu($("r-export"), () => state.researchId && `/v1/research/${encodeURIComponent(state.researchId)}`);
+installExportMenu($("s-export"), () => state.sessionId && `/v1/sessions/${encodeURIComponent(state.sessionId)}`);
+new MutationObserver(() => {
+  $("s-export").hidden = !state.sessionId || !$("thread").children.length || $("quick-view").hidden;
+}).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-view"] });
 window.addEventListener("popstate", route);
 route();
