@@ -24,6 +24,8 @@ TEST_PACKAGES = [
     "apache2-doc",
     "ffmpeg-doc",
     "chromium",
+    "postgresql",
+    "redis-server",
 ]
 
 # dpkg-query -W -f='${Status}' PKG for a package listed in $FAKE_DPKG ("name=status;…"); an
@@ -85,6 +87,8 @@ PARTLY = {
     "git-doc": "deinstall ok config-files",
     "apache2-doc": OK,
     "ffmpeg-doc": OK,
+    "postgresql": OK,
+    "redis-server": OK,
 }
 
 

@@ -219,6 +219,23 @@ class Settings(BaseServiceSettings):
     research_context_chars: int = Field(default=12_000, ge=2000, le=1_000_000)
     research_heartbeat_s: float = Field(default=15.0, gt=0, le=300)
 
+    # --- scaling out (docs/scaling.md): shared datastores, research workers ---
+    # postgresql://… keeps runs, events and sessions in PostgreSQL instead of the SQLite file
+    # (several orchestrators and workers share it); empty: SQLite (ORCHESTRATOR_DATA_DIR).
+    database_url: str = Field(default="", pattern=r"^(postgres(ql)?://\S+)?$", repr=False)
+    # Connections each process's PostgreSQL pool may open.
+    database_pool_max: int = Field(default=10, ge=1, le=200)
+    # redis://… shares rate limits and the search/page caches between replicas.
+    redis_url: str = Field(default="", pattern=r"^(rediss?://\S+)?$", repr=False)
+    # With a database URL, research runs are queued for `python -m orchestrator.worker`
+    # ("worker"); "inline" keeps executing them in the API process that started them.
+    research_executor: Literal["worker", "inline"] = "worker"
+    # A worker holds a run by a lease it renews every third of this; a worker silent this long
+    # loses the run to another, which resumes it from its last saved state.
+    research_lease_s: float = Field(default=15.0, ge=1, le=3600)
+    # Runs queued or running across every replica before new ones are refused (429).
+    research_cluster_max: int = Field(default=32, ge=1, le=100_000)
+
     # --- exports and run bundles (orchestrator/exports/, docs/exports.md) ---
     # The Chromium that prints PDF exports (headless, no network); missing: PDF exports are 503.
     export_chromium: str = "/usr/bin/chromium"

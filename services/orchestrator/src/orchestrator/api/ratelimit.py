@@ -13,6 +13,12 @@ scripts) share one address and so one budget: ``PERSONAL`` is sized so that they
 in normal use and only a runaway loop does. With tokens the API is shared or exposed: each
 token gets ``SHARED``, a budget for one client of one person, tight enough that a leaked token
 cannot keep the LLM and the search engines busy for long.
+
+Several replicas (``ORCHESTRATOR_REDIS_URL``): the windows live in Redis (`limits`' own Redis
+storage on redis-py), so a client has one budget however its requests are spread. The lock
+that keeps test-then-hit atomic is per process; two replicas admitting the same client's
+requests in the same millisecond can each pass the test, so a limit may be exceeded by the
+number of replicas at most, never more.
 """
 
 from __future__ import annotations
@@ -22,11 +28,11 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import Request
 from limits import RateLimitItem, parse_many
-from limits.aio.storage import MemoryStorage
+from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 
 from orchestrator.api.security import CLIENT_KEY
@@ -96,7 +102,7 @@ def _limits(value: str) -> tuple[RateLimitItem, ...]:
 
 
 class RateLimiter:
-    """Moving-window limits in memory (one process: the orchestrator is not replicated)."""
+    """Moving-window limits in memory, or in Redis shared by every replica."""
 
     def __init__(self, settings: Settings, *, tokens: bool) -> None:
         """Limits from ``settings``; ``tokens``: the API has bearer tokens (see ``auto``)."""
@@ -108,14 +114,33 @@ class RateLimiter:
             "rate limits per client", extra={f"rate_{f}": v for f, v in self.limits.items()}
         )
         self._warn_at = settings.rate_warn_at
-        self._storage = MemoryStorage()
+        self._memory: MemoryStorage | None = None
+        self._redis: Any = None
+        storage: Storage
+        if settings.redis_url:
+            import redis.asyncio  # only with ORCHESTRATOR_REDIS_URL
+
+            # Our own pool (no connection is made before the first request), closed in aclose.
+            self._redis = redis.asyncio.ConnectionPool.from_url(settings.redis_url)
+            storage = RedisStorage(
+                "async+" + settings.redis_url,
+                implementation="redispy",
+                key_prefix="quarry-rate",
+                connection_pool=self._redis,
+            )
+        else:
+            storage = self._memory = MemoryStorage()
+        self._storage = storage
         self._limiter = MovingWindowRateLimiter(self._storage)
         # test-then-hit over several limits must not interleave with another request's.
         self._lock = asyncio.Lock()
 
     async def aclose(self) -> None:
-        """Stop the storage's expiry task (at shutdown; it would outlive the loop otherwise)."""
-        timer = self._storage.timer
+        """Stop the memory storage's expiry task (it would outlive the loop otherwise), or close
+        the Redis connections."""
+        if self._redis is not None:
+            await self._redis.disconnect()
+        timer = self._memory.timer if self._memory is not None else None
         if timer is not None and not timer.done():
             timer.cancel()
             await asyncio.wait([timer])

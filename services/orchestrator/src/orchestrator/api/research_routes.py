@@ -5,11 +5,10 @@ is a 404 like a run that never existed."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -23,11 +22,10 @@ from orchestrator.api.sse import KEEP_ALIVE, sse
 from orchestrator.config import Settings
 from orchestrator.errors import DomainError, NotAcceptable, ResearchUnavailable
 from orchestrator.policy import domains_for, research_sources
-from orchestrator.research.context import ResearchLLM
 from orchestrator.research.manager import ResearchManager
 from orchestrator.research.owned import OwnedRuns
+from orchestrator.research.setup import open_manager, research_deps
 from orchestrator.research.views import report_markdown, summary, view
-from orchestrator.store.sqlite import SqliteStore
 
 logger = logging.getLogger(__name__)
 
@@ -42,26 +40,14 @@ _PROBLEMS: dict[int | str, dict[str, Any]] = {
 async def open_research(
     settings: Settings, runtime: Runtime
 ) -> AsyncIterator[ResearchManager | None]:
-    """The research manager over the SQLite store; None when the Brain cannot do research."""
-    brain = runtime.deps.brain
-    if not (hasattr(brain, "structured") and hasattr(brain, "stream")):
+    """The research manager the settings call for (research/setup.py); None when the Brain
+    cannot do research."""
+    found = research_deps(runtime.deps)
+    if found is None:
         yield None
         return
-    # Research calls go in the research lane (orchestrator/lanes.py): its judge calls too, so
-    # its Deps carry the research brain.
-    for_research = getattr(brain, "for_research", None)
-    brain = for_research() if callable(for_research) else brain
-    deps = dataclasses.replace(runtime.deps, brain=brain)
-    store = await SqliteStore.open(settings.data_dir)
-    manager = ResearchManager(store, deps, cast(ResearchLLM, brain), runtime.sessions)
-    try:
-        await manager.start()
+    async with open_manager(*found, runtime.sessions) as manager:
         yield manager
-    finally:
-        try:
-            await manager.aclose()
-        finally:
-            await store.close()
 
 
 def get_manager(request: Request, who: PrincipalDep) -> OwnedRuns:

@@ -30,11 +30,11 @@ from orchestrator.llm.factory import build_llm
 from orchestrator.llm.ready import ReadyGate
 from orchestrator.offline import NoWebReader, NoWebSearcher
 from orchestrator.search.brave import BraveClient
-from orchestrator.search.cache import SearchCache
+from orchestrator.search.cache import search_cache
 from orchestrator.search.ratelimit import BackendRates
 from orchestrator.search.service import Backend, SearchService
 from orchestrator.sessions import SessionDB, SessionStore
-from orchestrator.store.session_db import SqliteSessionDB
+from orchestrator.store.select import SharedSessionStore, open_session_db, shared
 from orchestrator.store.settings_db import MemorySettingsDB, SettingsDB, SqliteSettingsDB
 
 # Corpus documents (GetDocument) and extraction requests can be megabytes; gRPC's client
@@ -104,7 +104,9 @@ RuntimeFactory = Callable[[Settings], AbstractAsyncContextManager[Runtime]]
 
 def session_store(settings: Settings, db: SessionDB | None = None) -> SessionStore:
     """The session store sized by ``settings`` (over ``db`` when sessions are persisted)."""
-    return SessionStore(
+    # A database shared with other replicas: sessions are read again at each use (select.py).
+    store = SharedSessionStore if shared(settings) else SessionStore
+    return store(
         ttl_s=settings.session_ttl_s,
         max_chars=settings.session_max_chars,
         max_sessions=settings.max_sessions,
@@ -138,12 +140,13 @@ def search_service(settings: Settings, http: httpx.AsyncClient) -> SearchService
             label = "searxng" if len(urls) == 1 else f"searxng@{urlsplit(url).netloc}"
             backends.append(Backend(label, client))
     rates = {"searxng": settings.search_rate_limit, "brave": settings.brave_rate_limit}
-    cache = SearchCache(ttl_s=settings.search_cache_s) if settings.search_cache_s > 0 else None
+    # In memory, or shared through Redis by every replica (ORCHESTRATOR_REDIS_URL).
+    cache = search_cache(settings.search_cache_s, settings.redis_url)
     return SearchService(
         backends,
         mode=settings.search_mode,
         cache=cache,
-        rates=BackendRates(rates),
+        rates=BackendRates(rates, redis_url=settings.redis_url),
         limit=asyncio.Semaphore(settings.searxng_max_inflight),
         backoff_s=settings.searxng_backoff_s,
         rate_wait_s=settings.searxng_timeout_s,
@@ -245,7 +248,8 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         # The small-talk classifier loads its embedder in a thread (~1-3 s), not on question 1.
         warming = asyncio.create_task(smalltalk.preload())
         service: CorpusService | None = None
-        db = await SqliteSessionDB.open(settings.data_dir) if settings.data_dir else None
+        searcher: SearchService | None = None
+        db = await open_session_db(settings)  # SQLite, PostgreSQL or none: store/select.py
         settings_db: SettingsDB | None = None
         try:
             reader = ReaderClient(
@@ -297,6 +301,8 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 await asyncio.wait([background])
             if service is not None:
                 await service.aclose()
+            if searcher is not None:
+                await searcher.aclose()
             await reader_ch.close()
             await ranker_ch.close()
             await index_ch.close()

@@ -47,6 +47,39 @@ def _not_found(run_id: str) -> ResearchNotFound:
     return ResearchNotFound(f"No research run {run_id!r} (it may have expired).")
 
 
+async def add_turn(sessions: SessionStore, run: ResearchRun) -> None:
+    """A completed run's report as its session's next turn."""
+    session_id = run.record.session_id or ""
+    sources = tuple(s.public() for s in run.state.sources)
+    turn = Turn(
+        run.record.query,
+        compacted(run.record.query, run.state),
+        sources,
+        "answered",
+        time.time(),
+    )
+    async with sessions.use(run.record.owner, session_id) as session:
+        # a conversation a run started is listed as research (GET /v1/sessions)
+        await sessions.add_turn(session, turn, kind="research")
+
+
+def end_review(run: ResearchRun, dimensions: list[str] | None) -> None:
+    """End a run's plan review now, with the client's dimensions when it sent some."""
+    if dimensions:
+        replace_dimensions(run.state, dimensions)
+        run.ctx.emit(
+            "scope.completed",
+            {
+                "brief": run.state.brief,
+                "dimensions": dimension_list(run.state),
+                "used_default": False,
+                "review_s": 0,
+                "edited": True,
+            },
+        )
+    run.continued.set()
+
+
 class ResearchManager:
     """Owns the live runs and the store; one per app."""
 
@@ -173,24 +206,8 @@ class ResearchManager:
             SearchOff: nothing is left to search (web search off, no local documents).
             TooManyResearchRuns: the in-flight cap is reached.
         """
-        # The entry points asked the policy already; asking again costs nothing and keeps a
-        # future entry point that forgot from starting a run that reaches the web.
-        sources = research_sources(sources, self._settings)
-        now = time.time()
-        state = ResearchState(sources_opt=list(sources))
-        if domains is not None:  # the server's lists are read again whenever the run executes
-            state.domains_opt = domains.request_rules()
-        record = RunRecord(
-            id=uuid.uuid4().hex,
-            query=query,
-            mode=mode,
-            status="running",
-            phase=None,
-            session_id=session_id,
-            state=state.model_dump(mode="json"),
-            created_at=now,
-            updated_at=now,
-            owner=owner,
+        record = self.new_record(
+            query, mode, session_id, sources, owner, "running", domains=domains
         )
         self._admit()
         self._starting += 1
@@ -200,6 +217,38 @@ class ResearchManager:
             self._starting -= 1
         self._launch(record)
         return record
+
+    def new_record(
+        self,
+        query: str,
+        mode: str,
+        session_id: str | None,
+        sources: Sequence[str],
+        owner: str,
+        status: str,
+        *,
+        domains: DomainPolicy | None = None,
+    ) -> RunRecord:
+        """A new run's row (not stored yet)."""
+        # The entry points asked the policy already; asking again costs nothing and keeps a
+        # future entry point that forgot from starting a run that reaches the web.
+        sources = research_sources(sources, self._settings)
+        now = time.time()
+        state = ResearchState(sources_opt=list(sources))
+        if domains is not None:  # the server's lists are read again whenever the run executes
+            state.domains_opt = domains.request_rules()
+        return RunRecord(
+            id=uuid.uuid4().hex,
+            query=query,
+            mode=mode,
+            status=status,
+            phase=None,
+            session_id=session_id,
+            state=state.model_dump(mode="json"),
+            created_at=now,
+            updated_at=now,
+            owner=owner,
+        )
 
     def _launch(self, record: RunRecord) -> None:
         earlier = self._earlier(record.owner, record.session_id)
@@ -223,18 +272,7 @@ class ResearchManager:
             await self._add_turn(run)
 
     async def _add_turn(self, run: ResearchRun) -> None:
-        session_id = run.record.session_id or ""
-        sources = tuple(s.public() for s in run.state.sources)
-        turn = Turn(
-            run.record.query,
-            compacted(run.record.query, run.state),
-            sources,
-            "answered",
-            time.time(),
-        )
-        async with self._sessions.use(run.record.owner, session_id) as session:
-            # a conversation a run started is listed as research (GET /v1/sessions)
-            await self._sessions.add_turn(session, turn, kind="research")
+        await add_turn(self._sessions, run)
 
     @property
     def heartbeat_s(self) -> float:
@@ -272,19 +310,7 @@ class ResearchManager:
         if run is None or run.ctx.phase != "plan_review" or run.state.reviewed:
             await self.record(run_id, who)
             raise ResearchConflict("The run is not in its plan review.")
-        if dimensions:
-            replace_dimensions(run.state, dimensions)
-            run.ctx.emit(
-                "scope.completed",
-                {
-                    "brief": run.state.brief,
-                    "dimensions": dimension_list(run.state),
-                    "used_default": False,
-                    "review_s": 0,
-                    "edited": True,
-                },
-            )
-        run.continued.set()
+        end_review(run, dimensions)
         return run.snapshot(), run.state
 
     async def resume(self, run_id: str, who: Principal) -> tuple[RunRecord, ResearchState]:

@@ -7,7 +7,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from orchestrator.agent.read import cancel_and_wait
 from orchestrator.agent.state import Deps
@@ -23,7 +23,7 @@ from orchestrator.research.events import EventLog
 from orchestrator.research.phases import evaluate, review, scope
 from orchestrator.research.state import ResearchState
 from orchestrator.research.synthesis import synthesise
-from orchestrator.store.base import ResearchStore, RunRecord, StoredEvent
+from orchestrator.store.base import RunRecord, StoredEvent
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +66,14 @@ async def pipeline(ctx: Ctx, continued: asyncio.Event) -> None:
     await _phase(ctx, "synthesis", synthesise(ctx))
 
 
+class RunSaver(Protocol):
+    """Where a run saves its row and events (a ResearchStore, or a worker's leased view)."""
+
+    async def save(self, run: RunRecord, events: Sequence[StoredEvent]) -> None:
+        """Update the run's row and append ``events``, atomically."""
+        ...
+
+
 class ResearchRun:
     """A run being executed by this process; ``task`` runs ``execute``."""
 
@@ -74,7 +82,7 @@ class ResearchRun:
         record: RunRecord,
         deps: Deps,
         llm: ResearchLLM,
-        store: ResearchStore,
+        store: RunSaver,
         *,
         earlier: str = "",
     ) -> None:
@@ -101,6 +109,8 @@ class ResearchRun:
         )
         self.continued = asyncio.Event()
         self.cancel_requested = False
+        # Set by a research worker that is stopping: the run goes back to the queue.
+        self.requeue = False
         self.finished_at: float | None = None
         self.task: asyncio.Task[None] | None = None
 
@@ -155,6 +165,9 @@ class ResearchRun:
             if self.cancel_requested:
                 self.status = "cancelled"
                 self.ctx.emit("research.cancelled", {"phase": self.ctx.phase})
+            elif self.requeue:  # a worker is stopping: another takes the run over at once
+                self.status = "queued"
+                self._state_event()
             else:  # the orchestrator is stopping: resumable later
                 self.status = "interrupted"
                 self._state_event()

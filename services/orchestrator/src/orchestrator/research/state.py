@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from orchestrator.agent.fusion import origin_of
 
 Mode = Literal["deep-research", "due-diligence"]
-Status = Literal["running", "completed", "cancelled", "interrupted", "failed"]
+Status = Literal["queued", "running", "completed", "cancelled", "interrupted", "failed"]
 Phase = Literal["scope", "plan_review", "research", "evaluate", "synthesis"]
 FINISHED: frozenset[str] = frozenset({"completed", "cancelled", "interrupted", "failed"})
 # How much of a passage is kept per source (for the report prompts and the citation check).

@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 
 from orchestrator.agent.domain import SearchFailed, SearchResponse
 from orchestrator.agent.fusion import rrf
-from orchestrator.search.cache import SearchCache
+from orchestrator.search.cache import ResultCache
 from orchestrator.search.ratelimit import BackendRates, RateLimited
 
 logger = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ class SearchService:
         backends: Sequence[Backend],
         *,
         mode: Mode = "failover",
-        cache: SearchCache | None = None,
+        cache: ResultCache | None = None,
         rates: BackendRates | None = None,
         limit: asyncio.Semaphore | None = None,
         backoff_s: float = 30.0,
@@ -88,6 +88,14 @@ class SearchService:
         self._limit = limit or asyncio.Semaphore(64)
         self._backoff_s = backoff_s
         self._rate_wait_s = rate_wait_s
+
+    async def aclose(self) -> None:
+        """Close the cache's and the rates' connections (shared ones hold some)."""
+        close = getattr(self._cache, "aclose", None)
+        if close is not None:
+            await close()
+        if self._rates is not None:
+            await self._rates.aclose()
 
     @property
     def names(self) -> list[str]:
@@ -128,14 +136,14 @@ class SearchService:
             str(pageno),
             *self.names,
         )
-        if cache and self._cache is not None and (hit := self._cache.get(key)) is not None:
+        if cache and self._cache is not None and (hit := await self._cache.lookup(key)) is not None:
             return hit
         if self._mode == "merge":
             response = await self._merge(args)
         else:
             response = await self._failover(args)
         if self._cache is not None:
-            self._cache.put(key, response)
+            await self._cache.store(key, response)
         return response
 
     async def _failover(self, args: Args) -> SearchResponse:

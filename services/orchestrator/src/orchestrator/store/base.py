@@ -1,4 +1,5 @@
-"""What the orchestrator needs from a database, as a protocol (SQLite today; see README)."""
+"""What the orchestrator needs from a database, as protocols: SQLite (store/sqlite.py) and
+PostgreSQL (store/pg.py, which also queues runs for research workers; docs/scaling.md)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from orchestrator.principals import LOCAL_ID
+
+# PostgreSQL NOTIFY channels (store/pg.py sends, store/notify.py listens): a run's events were
+# saved (payload: its id); a control request awaits a run's worker (its id); a run was queued.
+EVENTS_CHANNEL = "quarry_events"
+CONTROL_CHANNEL = "quarry_control"
+QUEUE_CHANNEL = "quarry_queue"
 
 
 @dataclass(frozen=True)
@@ -36,13 +43,21 @@ class RunRecord:
     # The principal that started the run (orchestrator/principals.py); only it or an admin
     # sees the run. Never changes (a resume by an admin keeps it).
     owner: str = LOCAL_ID
+    # The worker holding the run (shared database only; None in the single-process default):
+    # a save by anyone else is refused (LeaseLost), so a worker that was presumed dead and
+    # comes back cannot overwrite the run another worker took over.
+    lease_owner: str | None = None
+
+
+class LeaseLost(Exception):
+    """The run is held by another worker now (this one's lease expired)."""
 
 
 class ResearchStore(Protocol):
     """Research runs and their event logs.
 
-    Every method is one transaction. A shared database (several orchestrators) needs the same
-    operations; ``save`` must then also check that the caller still owns the run (a lease).
+    Every method is one transaction. On a shared database (PostgreSQL) ``save`` also checks
+    that the caller still holds the run (``lease_owner``), raising LeaseLost otherwise.
     """
 
     async def create_run(self, run: RunRecord) -> None:
@@ -77,4 +92,54 @@ class ResearchStore(Protocol):
 
     async def close(self) -> None:
         """Release the database."""
+        ...
+
+
+class RunQueue(ResearchStore, Protocol):
+    """A shared store (PostgreSQL) that also queues runs for research workers."""
+
+    async def admit(self, run: RunRecord, cap: int) -> bool:
+        """Insert ``run`` unless ``cap`` runs are queued or running across every replica."""
+        ...
+
+    async def in_flight(self) -> int:
+        """Runs queued or running across every replica."""
+        ...
+
+    async def claim(self, worker: str, lease_s: float) -> RunRecord | None:
+        """Take a queued run (or one whose lease ran out) for ``worker``; None if none."""
+        ...
+
+    async def renew(self, run_id: str, worker: str, lease_s: float) -> str | None:
+        """Extend the lease; the control request waiting (taken). Raises LeaseLost."""
+        ...
+
+    async def save_as(
+        self, run: RunRecord, events: Sequence[StoredEvent], holder: str | None
+    ) -> None:
+        """``save`` on behalf of ``holder``. Raises LeaseLost."""
+        ...
+
+    async def request(self, run_id: str, control: str) -> bool:
+        """Leave a control request for the worker holding a running run."""
+        ...
+
+    async def requeue(self, run: RunRecord) -> bool:
+        """Queue a finished run again (a resume)."""
+        ...
+
+    async def cancel_queued(self, run: RunRecord, event: StoredEvent) -> bool:
+        """End a run no worker claimed yet as cancelled."""
+        ...
+
+
+class Wakeups(Protocol):
+    """Cross-process wake-ups (PostgreSQL LISTEN/NOTIFY: store/notify.py)."""
+
+    def token(self, channel: str, key: str) -> Any:
+        """Take before reading; ``wait`` returns at once if a wake-up came since."""
+        ...
+
+    async def wait(self, channel: str, key: str, token: Any, timeout: float) -> bool:
+        """Wait for a wake-up about ``key``; False after ``timeout``."""
         ...
