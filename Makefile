@@ -95,6 +95,10 @@ test-models: setup ## Score the default embedded model's planner/judge decisions
 # `make eval EVAL_ARGS="--llm http://127.0.0.1:8081"` asks a real OpenAI-compatible model instead;
 # EVAL_ARGS="--llm embedded --sets apache ffmpeg" the embedded model (minutes a question when busy).
 eval: setup ## Answer-quality table: recall per mode, kind and doc set, tuning vs held-out (not in test)
+	@case "$(EVAL_ARGS)" in *embedded*) \
+	  UV="$$(command -v uv || echo $(HOME)/.local/bin/uv)"; \
+	  "$$UV" sync --frozen --all-packages --all-extras --group llm --group models --inexact --python 3.11 --quiet;; \
+	esac
 	$(PY) -m bench.eval.check
 	$(PY) -m bench.eval --baseline $(wildcard bench/eval/baseline*.json) $(EVAL_ARGS)
 

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
+from pydantic import SecretStr
 
 from orchestrator.config import Settings
 from orchestrator.exports.document import Document
@@ -55,6 +56,8 @@ def secrets_of(settings: Settings) -> list[str]:
     out: set[str] = set()
     for name in type(settings).model_fields:
         value = getattr(settings, name, None)
+        if isinstance(value, SecretStr):  # the keys are SecretStr: their repr is masked
+            value = value.get_secret_value()
         if isinstance(value, str) and _SECRET_NAME.search(name):
             out |= {v.strip() for v in value.split(",") if len(v.strip()) >= 4}
     return sorted(out, key=len, reverse=True)
