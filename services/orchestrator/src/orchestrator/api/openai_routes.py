@@ -26,6 +26,8 @@ from orchestrator.api.problems import openai_problem, openai_problem_for
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.routes import PrincipalDep, RuntimeDep
 from orchestrator.api.streaming import EventStreamResponse, drive
+from orchestrator.corpus.documents import pinned
+from orchestrator.errors import DomainError
 from orchestrator.events import Event, EventSink, ResultCollector
 from orchestrator.policy import SearchOff, research_sources, sources_for
 
@@ -50,6 +52,18 @@ class ChatMessage(BaseModel):
     content: str | list[dict[str, Any]] | None = None
 
 
+class ChatOptions(BaseModel):
+    """``options`` of a chat completion (quarry-search): the subset of /v1/search's options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scope: str | None = Field(
+        default=None,
+        max_length=4096,
+        description="pin the question to a folder or file of the local documents",
+    )
+
+
 class ChatRequest(BaseModel):
     """The subset of the OpenAI request Quarry uses; sampling knobs are accepted and ignored."""
 
@@ -58,6 +72,8 @@ class ChatRequest(BaseModel):
     model: str = Field(min_length=1, max_length=100)
     messages: list[ChatMessage] = Field(min_length=1, max_length=500)
     stream: bool = False
+    # Quarry's own knobs, sent as the OpenAI SDK's extra_body={"options": {"scope": ...}}.
+    options: ChatOptions = Field(default_factory=lambda: ChatOptions())
 
 
 @router.get("/models")
@@ -198,7 +214,15 @@ async def chat_completions(
     run_id = uuid.uuid4().hex
     completion_id = f"chatcmpl-{run_id}"
     settings = runtime.deps.settings
-    options = RunOptions(sources=sources_for(None, settings))
+    try:
+        options = await pinned(
+            RunOptions(sources=sources_for(None, settings)),
+            runtime.corpus.documents if runtime.corpus is not None else None,
+            who,
+            body.options.scope,
+        )
+    except DomainError as err:
+        return openai_problem_for(err)
 
     async def run(sink: EventSink) -> None:
         if notice is not None:

@@ -32,6 +32,7 @@ from orchestrator.api.ratelimit import enforce
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.security import principal_of
 from orchestrator.api.streaming import EventStreamResponse, drive
+from orchestrator.corpus.documents import pinned
 from orchestrator.errors import InvalidEdit, NotAcceptable, SessionNotFound
 from orchestrator.events import Event, EventSink, ResultCollector
 from orchestrator.policy import sources_for
@@ -193,7 +194,13 @@ async def search(
     notice = await enforce(request, "questions")
     session_id = body.session_id or uuid.uuid4().hex
     run_id = uuid.uuid4().hex
-    options = run_options(runtime, body.options)
+    options = await pinned(
+        run_options(runtime, body.options),
+        runtime.corpus.documents if runtime.corpus is not None else None,
+        who,
+        body.options.scope,
+        body.options.sources,
+    )
 
     edit = await _edit_index(runtime, body, who.id)
 

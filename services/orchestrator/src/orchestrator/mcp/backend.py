@@ -14,8 +14,15 @@ PASSAGE_CHARS = 400
 class Backend(Protocol):
     """Quarry's API as the MCP tools use it: in the orchestrator's process, or over HTTP."""
 
-    async def search(self, query: str, sources: list[str] | None, progress: Progress) -> Any:
-        """A quick-search run's final result (the API's JSON result object)."""
+    async def search(
+        self, query: str, sources: list[str] | None, progress: Progress, scope: str | None = None
+    ) -> Any:
+        """A quick-search run's final result (the API's JSON result object); ``scope`` pins
+        it to a folder or file of the local documents."""
+        ...
+
+    async def documents(self) -> Any:
+        """The caller's indexed documents (``GET /v1/corpus/documents``' first page)."""
         ...
 
     async def index(self, path: str, progress: Progress) -> Any:
@@ -71,7 +78,8 @@ def format_answer(result: dict[str, Any]) -> str:
         lines.append("Not supported by any source: " + " | ".join(unsupported))
     lines += ["", "Sources:"]
     for src in result.get("sources", []):
-        lines.append(f"[{src['n']}] {src.get('title') or src['url']} — {src['url']}")
+        pages = _pages(src.get("pages") or [])
+        lines.append(f"[{src['n']}] {src.get('title') or src['url']} — {src['url']}{pages}")
         passages = src.get("passages") or [src.get("excerpt", "")]
         lines.extend(f"    > {_clip(str(p), PASSAGE_CHARS)}" for p in passages if p)
     warnings = [w.get("message", "") for w in result.get("warnings", [])]
@@ -80,6 +88,33 @@ def format_answer(result: dict[str, Any]) -> str:
     if result.get("session_id"):
         lines += ["", f"Conversation: quarry://sessions/{result['session_id']}"]
     return "\n".join(lines).strip()
+
+
+def _pages(pages: list[int]) -> str:
+    if not pages:
+        return ""
+    return f" (p. {pages[0]})" if len(pages) == 1 else f" (pp. {', '.join(map(str, pages))})"
+
+
+def format_documents(page: dict[str, Any]) -> str:
+    """The caller's documents as a Markdown table (path, type, size, passages, indexed at)."""
+    docs = page.get("documents") or []
+    if not docs:
+        return "No documents are indexed yet."
+    lines = [
+        f"{page.get('total', len(docs))} documents (first {len(docs)} shown).",
+        "",
+        "| path | type | size | passages | pages | indexed at |",
+        "|---|---|---|---|---|---|",
+    ]
+    for d in docs:
+        path = str(d["path"]).replace("|", "\\|")
+        pages = d.get("pages") or ""
+        lines.append(
+            f"| {path} | {d['type']} | {d['size']} | {d['passages']} | {pages} | "
+            f"{d.get('indexed_at') or ''} |"
+        )
+    return "\n".join(lines)
 
 
 def format_session(session: dict[str, Any]) -> str:

@@ -19,12 +19,13 @@ from orchestrator.api.ratelimit import Family, RateLimited, enforce
 from orchestrator.api.routes import answer_in_session, run_options
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.security import principal_of
+from orchestrator.corpus.documents import pinned
 from orchestrator.corpus.indexer import Counts
 from orchestrator.errors import DomainError
 from orchestrator.events import EventSink, ResultCollector
 from orchestrator.mcp.backend import Progress, ToolError, research_progress_line
 from orchestrator.mcp.errors import tool_error
-from orchestrator.policy import SearchOff, research_sources
+from orchestrator.policy import research_sources
 from orchestrator.principals import Principal
 from orchestrator.research.manager import ResearchManager
 from orchestrator.research.views import report_markdown
@@ -56,13 +57,24 @@ class LocalBackend:
         except RateLimited as err:
             raise tool_error(err) from None
 
-    async def search(self, query: str, sources: list[str] | None, progress: Progress) -> Any:
+    async def search(
+        self, query: str, sources: list[str] | None, progress: Progress, scope: str | None = None
+    ) -> Any:
         """One quick-search run in a new session; progress lines as the run goes."""
         await self._limit("questions")
-        owner = self._who().id
+        who = self._who()
+        owner = who.id
+        service = self._runtime.corpus
         try:
-            options = run_options(self._runtime, SearchOptions.model_validate({"sources": sources}))
-        except SearchOff as err:
+            opts = SearchOptions.model_validate({"sources": sources, "scope": scope})
+            options = await pinned(
+                run_options(self._runtime, opts),
+                service.documents if service is not None else None,
+                who,
+                scope,
+                sources,
+            )
+        except DomainError as err:
             raise tool_error(err) from None
         sink = EventSink()
         collector = ResultCollector()
@@ -115,6 +127,17 @@ class LocalBackend:
         except DomainError as err:
             raise tool_error(err) from None
         return result.as_dict()
+
+    async def documents(self) -> Any:
+        """The caller's documents, first 100 by path."""
+        service = self._runtime.corpus
+        if service is None:
+            raise ToolError("Local documents are not configured on this server.")
+        try:
+            docs, total = await service.documents.page(self._who(), under="", offset=0, limit=100)
+        except DomainError as err:
+            raise tool_error(err) from None
+        return {"documents": docs, "total": total, "offset": 0, "limit": 100}
 
     async def session(self, session_id: str) -> Any:
         """The caller's conversation, or None (also when it is someone else's)."""

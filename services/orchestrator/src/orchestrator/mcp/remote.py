@@ -41,11 +41,18 @@ class HttpBackend:
                 f"Quarry's API at {self._client.base_url} is unreachable: {err}"
             ) from None
 
-    async def search(self, query: str, sources: list[str] | None, progress: Progress) -> Any:
+    async def search(
+        self, query: str, sources: list[str] | None, progress: Progress, scope: str | None = None
+    ) -> Any:
         """POST /v1/search over NDJSON; progress lines as events arrive."""
         body: dict[str, Any] = {"query": query}
+        options: dict[str, Any] = {}
         if sources:
-            body["options"] = {"sources": sources}
+            options["sources"] = sources
+        if scope:
+            options["scope"] = scope
+        if options:
+            body["options"] = options
         collector = ResultCollector()
         async for raw in self._events("/v1/search", body):
             event = Event(int(raw["seq"]), raw["type"], raw["data"])
@@ -67,6 +74,18 @@ class HttpBackend:
             elif raw["type"] == "refresh.completed":
                 final = raw["data"]
         return final
+
+    async def documents(self) -> Any:
+        """GET /v1/corpus/documents (the first 100, by path)."""
+        try:
+            reply = await self._client.get("/v1/corpus/documents", params={"limit": 100})
+        except httpx.TransportError as err:
+            raise ToolError(
+                f"Quarry's API at {self._client.base_url} is unreachable: {err}"
+            ) from None
+        if reply.status_code != 200:
+            raise ToolError(_problem_text(reply))
+        return reply.json()
 
     async def session(self, session_id: str) -> Any:
         """GET /v1/sessions/{id}; None when there is none."""

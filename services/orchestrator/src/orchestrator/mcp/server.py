@@ -13,7 +13,14 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.session import ServerSession
 from mcp.server.transport_security import TransportSecuritySettings
 
-from orchestrator.mcp.backend import Backend, Progress, ToolError, format_answer, format_session
+from orchestrator.mcp.backend import (
+    Backend,
+    Progress,
+    ToolError,
+    format_answer,
+    format_documents,
+    format_session,
+)
 
 INSTRUCTIONS = (
     "Quarry is a private answer engine. Use `search` for a question that needs facts from the "
@@ -22,7 +29,9 @@ INSTRUCTIONS = (
 )
 SEARCH_DOC = """Answer a question from the web and the user's documents, with numbered sources.
 Example: search(query="What is the boiling point of water at sea level?")
-sources: "web", "local" (the user's documents) or both; leave empty for the default."""
+sources: "web", "local" (the user's documents) or both; leave empty for the default.
+scope: a folder or file of the user's documents (as quarry://documents lists them) to pin the
+question to; only its passages are used."""
 RESEARCH_DOC = """Write a long report with citations about a topic (takes minutes).
 Example: research(query="Compare SQLite and PostgreSQL for a small web app")
 mode: "deep-research" (default) or "due-diligence" (risks and recommendations)."""
@@ -59,9 +68,12 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
         return progress
 
     @mcp.tool(description=SEARCH_DOC)
-    async def search(query: str, ctx: Ctx, sources: list[Source] | None = None) -> str:
+    async def search(
+        query: str, ctx: Ctx, sources: list[Source] | None = None, scope: str | None = None
+    ) -> str:
         progress = reporter(ctx)
-        result = await backend_of(ctx).search(query, list(sources) if sources else None, progress)
+        chosen: list[str] | None = list(sources) if sources else None
+        result = await backend_of(ctx).search(query, chosen, progress, scope or None)
         return format_answer(result)
 
     @mcp.tool(description=RESEARCH_DOC)
@@ -93,5 +105,17 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
         if found is None:
             raise ToolError(f"No session {session_id!r} (it may have expired).")
         return format_session(found)
+
+    @mcp.resource(
+        "quarry://documents",
+        name="documents",
+        description="The user's indexed documents: path, type, size, passages, pages, indexed "
+        "at. A path can be given to search as its scope.",
+        mime_type="text/markdown",
+    )
+    async def documents() -> str:
+        # No parameter, so a plain resource (a Context parameter would make it a template);
+        # the caller is the request's, through the server's current context.
+        return format_documents(await backend_of(cast(Ctx, mcp.get_context())).documents())
 
     return mcp
