@@ -4,6 +4,9 @@ every refused upload leaving nothing behind, and uploads private to the user who
 
 from __future__ import annotations
 
+import asyncio
+import json
+from asyncio.subprocess import PIPE
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,7 +29,12 @@ from services.orchestrator.tests.integration.support import (
     serve_http,
     stack,
 )
-from services.orchestrator.tests.integration.test_mcp import _text, http_session, stdio_session
+from services.orchestrator.tests.integration.test_mcp import (
+    QUARRY,
+    _text,
+    http_session,
+    stdio_session,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 __all__ = ["corpus_world"]
@@ -320,3 +328,38 @@ async def test_mcp_lists_documents_and_pins_a_search(
     assert "harbour.md" not in _text(pinned)
     assert wrong.isError
     assert "scope" in _text(wrong)
+
+
+async def quarry(base: str, *args: str) -> tuple[int, str, str]:
+    """The real `quarry` CLI against ``base``: exit status, stdout, stderr."""
+    proc = await asyncio.create_subprocess_exec(
+        QUARRY, "--url", base, *args, stdout=PIPE, stderr=PIPE
+    )
+    out, err = await proc.communicate()
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def test_cli_lists_pins_and_removes(corpus_world: World, tmp_path: Path) -> None:
+    async with (
+        documents(corpus_world, tmp_path) as (s, root, _),
+        serve_http(s.app) as base,
+    ):
+        listed = await quarry(base, "docs", str(root))
+        pinned = await quarry(
+            base, "ask", "-q", "ferry pier rebuilt", "--scope", str(root / "report.pdf")
+        )
+        wrong = await quarry(base, "ask", "-q", "ferry", "--scope", "/nowhere")
+        removed = await quarry(base, "docs", "--remove", str(root / "harbour.md"))
+        after = await quarry(base, "docs", "--json", str(root))
+    assert listed[0] == 0, listed
+    assert f"{root}/report.pdf\n    pdf, " in listed[1]
+    assert "3 passages" in listed[1] or "passages, 3 pages" in listed[1]
+    assert "3 of 3 documents" in listed[1]
+    assert pinned[0] == 0, pinned
+    assert f"local:{root}/report.pdf (p. 3)" in pinned[1]
+    assert "harbour.md" not in pinned[1]
+    assert wrong[0] == 2
+    assert "scope" in wrong[2]
+    assert removed == (0, f"removed {root}/harbour.md\n", "")
+    paths = [d["path"] for d in json.loads(after[1])["documents"]]
+    assert paths == [f"{root}/report.pdf", f"{root}/sub/ferry.md"]
