@@ -3,6 +3,7 @@
 
 import { ApiError, adoptTokenFromFragment, getJSON, onUnauthorized, setToken } from "./api.js";
 import { Composer } from "./composer.js";
+import { installDocuments } from "./documents.js";
 import { h } from "./dom.js";
 import { installSourceCard } from "./markdown.js";
 import { ask, restoreTurn, Turn } from "./quick.js";
@@ -198,6 +199,7 @@ function installTokenDialog() {
 adoptTokenFromFragment();
 installTokenDialog();
 installSourceCard($("source-card"));
+installDocuments({ button: $("open-docs"), dialog: $("docs-dialog"), before: $("composer") });
 const composer = new Composer($("composer"), {
   onSubmit: (query, mode) => (mode ? startResearch(query, mode) : askQuick(query)),
   onStop: () => (state.controller ? stopQuick() : research.stop()),

@@ -1,5 +1,6 @@
 // Quick search: one turn = a question, the activity line, sources, the streamed answer.
 
+import { withScope } from "./documents.js";
 import { ApiError, readEvents, request } from "./api.js";
 import { copyText, download, h, seconds, slug } from "./dom.js";
 import { hostOf, markSentences, passageOf, renderInto, safeHref } from "./markdown.js";
@@ -237,7 +238,7 @@ export async function ask(turn, { query, sessionId, signal }) {
   try {
     const response = await request("/v1/search", {
       method: "POST",
-      body: { query, session_id: sessionId },
+      body: withScope({ query, session_id: sessionId }),
       accept: "text/event-stream",
       signal,
     });
