@@ -294,7 +294,11 @@ def main() -> None:
     logs = data_dir / "logs"
     console = "all" if _verbose() else "problems"
     for name, service_env in (
-        ("reader", {}),
+        # The reader's per-domain reading memory (domains.sqlite) survives a restart too.
+        (
+            "reader",
+            {"READER_DATA_DIR": os.environ.get("READER_DATA_DIR", str(data_dir / "reader"))},
+        ),
         ("ranker", {}),
         ("index", index_env),
         ("orchestrator", env),

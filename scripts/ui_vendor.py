@@ -1,7 +1,8 @@
 """The web UI's vendored JavaScript libraries: pinned npm releases, checked byte for byte.
 
-The UI has no build step. Its two libraries (marked for Markdown, DOMPurify for sanitising) are
-copied once from their npm release tarballs into ``orchestrator/web/static/vendor/``; the pins
+The UI has no build step. Its libraries (marked for Markdown, DOMPurify for sanitising,
+highlight.js's browser build from ``@highlightjs/cdn-assets`` for code blocks) are copied once
+from their npm release tarballs into ``orchestrator/web/static/vendor/``; the pins
 live in ``vendor.json`` there: npm's ``integrity`` of each tarball (sha512) and the ``sri``
 (sha384) of the file taken from it, which ``index.html`` repeats in its ``integrity=`` attributes
 so the browser itself refuses a changed file.

@@ -106,6 +106,9 @@ class SimReader(reader_pb2_grpc.ReaderServicer):
     async def Extract(self, request: Any, context: Any) -> reader_pb2.ReadResponse:
         return reader_pb2.ReadResponse(status=reader_pb2.ReadResponse.UNSUPPORTED)
 
+    async def Domains(self, request: Any, context: Any) -> reader_pb2.DomainsResponse:
+        return reader_pb2.DomainsResponse()
+
 
 class SimRanker(ranker_pb2_grpc.RankerServicer):
     """Keeps the engine order; one leading chunk per page (ranking cost is the ranker's bench)."""

@@ -188,9 +188,10 @@ class HttpServer:
         self.requests: list[tuple[str, dict[str, str]]] = []
         self._server: asyncio.Server | None = None
         self.port = 0
+        self.bind = "127.0.0.1"
 
     async def __aenter__(self) -> HttpServer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self._tls)
+        self._server = await asyncio.start_server(self._serve, self.bind, 0, ssl=self._tls)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 

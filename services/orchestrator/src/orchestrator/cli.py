@@ -173,22 +173,60 @@ def _print_sources(run: Run, out: TextIO) -> None:
     out.flush()
 
 
+def _split(value: str | None) -> list[str]:
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
 def _request_body(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {"query": args.question}
     if args.session:
         body["session_id"] = args.session
+    if args.edit_turn:
+        body["edit_turn"] = args.edit_turn
     options: dict[str, Any] = {}
     if args.sources:
-        options["sources"] = [s.strip() for s in args.sources.split(",") if s.strip()]
+        options["sources"] = _split(args.sources)
     if args.mode:
         options["mode"] = args.mode
     if args.detail:
         options["detail"] = args.detail
     if args.scope:
         options["scope"] = str(Path(args.scope).absolute())
+    if args.engines:
+        options["engines"] = _split(args.engines)
+    if args.page:
+        options["pageno"] = args.page
     if options:
         body["options"] = options
     return body
+
+
+def _usage(args: argparse.Namespace) -> str:
+    """What is wrong with ``quarry ask``'s arguments ("" when nothing)."""
+    if args.regenerate and args.edit_turn:
+        return "--regenerate and --edit-turn are one or the other"
+    if (args.regenerate or args.edit_turn) and not args.session:
+        return "--edit-turn and --regenerate need --session (the conversation to edit)"
+    if not args.regenerate and not (args.question or "").strip():
+        return "the question is empty"
+    return ""
+
+
+def _regenerate(client: httpx.Client, args: argparse.Namespace) -> str:
+    """Turn ``--regenerate N``'s question, as the server keeps it ("" with a message when the
+    session or turn does not exist); the run then edits that turn with the same text."""
+    reply = client.get(f"/v1/sessions/{args.session}")
+    if reply.status_code >= 400:
+        sys.stderr.write(f"quarry: {cli_index.problem_message(reply)}\n")
+        return ""
+    turns = reply.json().get("turns") or []
+    if not 1 <= args.regenerate <= len(turns):
+        sys.stderr.write(
+            f"quarry: session {args.session!r} has {len(turns)} turn(s); "
+            f"--regenerate must be 1 to {len(turns)}\n"
+        )
+        return ""
+    return str(turns[args.regenerate - 1]["question"])
 
 
 def _ask_json(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> int:
@@ -246,8 +284,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     ask = sub.add_parser("ask", help="ask a question; the answer streams to stdout")
-    ask.add_argument("question", help="the question (1-2000 characters)")
+    ask.add_argument("question", nargs="?", default="", help="the question (1-2000 characters)")
     ask.add_argument("--session", help="continue the conversation with this session id")
+    ask.add_argument(
+        "--edit-turn",
+        type=int,
+        metavar="N",
+        help="edit turn N (1-based) of --session: ask the question given instead, replacing "
+        "that turn and every turn after it",
+    )
+    ask.add_argument(
+        "--regenerate",
+        type=int,
+        metavar="N",
+        help="ask turn N of --session again (its question as stored), replacing that turn and "
+        "every turn after it",
+    )
     ask.add_argument("--json", action="store_true", help="print the final result object as JSON")
     ask.add_argument("--sources", help="comma-separated search sources, e.g. web,local")
     ask.add_argument(
@@ -262,6 +314,10 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument(
         "--detail", choices=("brief", "full"), help="answer length (default: fits the question)"
     )
+    ask.add_argument(
+        "--engines", help="comma-separated SearXNG engines to ask, e.g. wikipedia,arxiv"
+    )
+    ask.add_argument("--page", type=int, metavar="N", help="search results page, 1-10")
     ask.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     ask.add_argument(
         "--show-thinking",
@@ -284,8 +340,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     """Run the CLI; returns (and, as a script, exits with) the exit status."""
     args = build_parser().parse_args(argv)
     stdout = out or sys.stdout
-    if args.command == "ask" and not args.question.strip():
-        sys.stderr.write("quarry: the question is empty\n")
+    if args.command == "ask" and (problem := _usage(args)):
+        sys.stderr.write(f"quarry: {problem}\n")
         return EXIT_USAGE
     if args.command == "mcp":
         # Imported here: `quarry ask` should not pay for loading the MCP SDK.
@@ -302,6 +358,10 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
                 return cli_index.run_docs(client, args, stdout)
             if args.command == "research":
                 return cli_research.run_research(client, args, stdout)
+            if args.regenerate:
+                args.question, args.edit_turn = _regenerate(client, args), args.regenerate
+                if not args.question:
+                    return EXIT_USAGE
             if args.json:
                 return _ask_json(client, args, stdout)
             return _ask_stream(client, args, stdout)

@@ -10,11 +10,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 5
 RECONNECTS = 3
@@ -113,19 +121,32 @@ def _stream_once(
 
 
 def _follow(client: httpx.Client, run_id: str, err: TextIO, quiet: bool) -> Follow:
+    """Follow the run's events, resuming after the last one seen when the stream breaks (the
+    run goes on on the server); a server that refuses connections is not retried."""
     state = Follow()
-    for attempt in range(RECONNECTS + 1):
-        try:
-            _stream_once(client, run_id, state, err, quiet)
-        except httpx.ConnectError:
-            raise
-        except httpx.TransportError:
-            if attempt == RECONNECTS:
-                raise
-            err.write("connection lost; reconnecting…\n")
-        else:
-            break
+
+    def say(_: RetryCallState) -> None:
+        err.write("connection lost; reconnecting…\n")
+
+    retrying = Retrying(
+        stop=stop_after_attempt(RECONNECTS + 1),
+        wait=wait_exponential_jitter(multiplier=0.5, max=8.0),
+        retry=retry_if_exception(_lost),
+        before_sleep=say,
+        sleep=lambda seconds: _pause(seconds),
+        reraise=True,
+    )
+    retrying(_stream_once, client, run_id, state, err, quiet)
     return state
+
+
+def _pause(seconds: float) -> None:
+    time.sleep(seconds)  # a module function, so tests can stop the clock
+
+
+def _lost(exc: BaseException) -> bool:
+    """A stream that broke mid-way (worth resuming), not a server that is not there."""
+    return isinstance(exc, httpx.TransportError) and not isinstance(exc, httpx.ConnectError)
 
 
 def _emit(report: str, args: argparse.Namespace, out: TextIO) -> None:

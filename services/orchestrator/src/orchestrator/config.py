@@ -13,6 +13,8 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 from quarry_common.settings import BaseServiceSettings, Port
 
+from orchestrator.domains import MAX_SERVER_RULES, InvalidDomain, normalize_all, split_setting
+
 # Empty (not configured) or an http(s) URL; anything else stops the service at start.
 _HTTP_URL = r"^(https?://\S+)?$"
 # Empty, or comma-separated http(s) URLs (several SearXNG instances).
@@ -106,6 +108,9 @@ class Settings(BaseServiceSettings):
     searxng_retry_backoff_s: float = Field(
         default=0.5, ge=0, le=30, validation_alias="SEARXNG_RETRY_BACKOFF_S"
     )
+    # Retries of a search after a network error or a 5xx, with exponential back-off and jitter
+    # from SEARXNG_RETRY_BACKOFF_S, all within SEARXNG_TIMEOUT_S (clients/searxng.py).
+    searxng_retries: int = Field(default=2, ge=0, le=5, validation_alias="SEARXNG_RETRIES")
 
     # --- search backends (ORCHESTRATOR_SEARCH_*, SEARXNG_*, BRAVE_*) ---
     search_backends: str = Field(default="searxng", pattern=_BACKENDS)
@@ -261,6 +266,14 @@ class Settings(BaseServiceSettings):
             parse_many(value)  # raises ValueError with the library's message
         return value.strip()
 
+    @field_validator("domains_allow", "domains_deny")
+    @classmethod
+    def _domains(cls, value: str) -> str:
+        try:
+            return ",".join(normalize_all(split_setting(value), "the list", MAX_SERVER_RULES))
+        except InvalidDomain as err:  # pydantic reports a ValueError with the setting's name
+            raise ValueError(err.detail) from None
+
     @field_validator("corpus_roots")
     @classmethod
     def _roots(cls, value: str) -> str:
@@ -295,6 +308,11 @@ class Settings(BaseServiceSettings):
     web_search: Literal["on", "off"] = "on"
     # Answer from the model alone, clearly labelled, when search is off, down or finds nothing.
     allow_unsourced: bool = True
+    # --- source policy by domain (orchestrator/domains.py; docs/sources.md) ---
+    # Comma- or space-separated domains: example.com (and its subdomains), *.example.com (only
+    # its subdomains). Empty allow list: every domain not denied. A request narrows these only.
+    domains_allow: str = Field(default="", max_length=1_000_000)
+    domains_deny: str = Field(default="", max_length=1_000_000)
 
     @field_validator("corpus_dir", "data_dir", "upload_dir")
     @classmethod

@@ -7,8 +7,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-import orjson
-
 #: Bumped on any incompatible change to event names or fields (see docs/api.md).
 API_VERSION: Final = "1"
 
@@ -25,6 +23,7 @@ EventType = Literal[
     "read.started",
     "read.completed",
     "chunks.ranked",
+    "policy",
     "sources",
     "thinking",
     "answer.delta",
@@ -45,15 +44,6 @@ class Event:
     seq: int
     type: EventType
     data: dict[str, Any]
-
-    def sse(self) -> bytes:
-        """Server-Sent Events framing: ``id`` is the sequence number, ``event`` the type."""
-        payload = orjson.dumps(self.data)
-        return b"id: %d\nevent: %s\ndata: %s\n\n" % (self.seq, self.type.encode(), payload)
-
-    def ndjson(self) -> bytes:
-        """One JSON object per line: ``{seq, type, data}``."""
-        return orjson.dumps({"seq": self.seq, "type": self.type, "data": self.data}) + b"\n"
 
 
 class EventSink:
@@ -126,6 +116,8 @@ class ResultCollector:
             "support_score": None,
             "clarifying_question": None,
             "warnings": [],
+            # what the source policy dropped (the `policy` events' entries), and its rules
+            "policy": {"rules": None, "dropped": []},
             "error": None,
             "stats": {},
         }
@@ -147,6 +139,9 @@ class ResultCollector:
             result["support_score"] = data.get("support_score")
         elif event.type == "clarify":
             result["clarifying_question"] = data["question"]
+        elif event.type == "policy":
+            result["policy"]["rules"] = data.get("rules")
+            result["policy"]["dropped"].extend(data.get("dropped", []))
         elif event.type == "warning":
             result["warnings"].append(data)
         elif event.type == "error":

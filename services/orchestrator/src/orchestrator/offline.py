@@ -9,6 +9,7 @@ fail a run but cannot send a query or fetch a page.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from orchestrator.agent.domain import PageRead, ReaderUnavailable, SearchFailed, SearchResponse
 
@@ -25,6 +26,8 @@ class NoWebSearcher:
         categories: str | None = None,
         language: str | None = None,
         time_range: str | None = None,
+        engines: Sequence[str] | None = None,
+        pageno: int = 1,
         cache: bool = True,
     ) -> SearchResponse:
         """Never searches.

@@ -9,10 +9,13 @@ Pure: no I/O, no transport imports.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from orchestrator import domains
+from orchestrator.domains import DomainPolicy
 from orchestrator.errors import DomainError, ErrorKind
+from orchestrator.site_query import parse_query
 
 SEARCH_OFF = "Web search is off (ORCHESTRATOR_WEB_SEARCH=off) and no local documents are searched."
 
@@ -62,3 +65,74 @@ def research_sources(asked: Sequence[str] | None, settings: SourcesPolicy) -> tu
     if not sources:
         raise SearchOff(f"{SEARCH_OFF} Deep research needs something to search.")
     return sources
+
+
+class DomainSettings(Protocol):
+    """The server's domain lists (``orchestrator.config.Settings`` has them): comma- or
+    space-separated domains, validated when the settings are built."""
+
+    @property
+    def domains_allow(self) -> str: ...
+
+    @property
+    def domains_deny(self) -> str: ...
+
+
+def _server_rules(settings: DomainSettings) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    cap = domains.MAX_SERVER_RULES
+    allow = domains.normalize_all(
+        domains.split_setting(settings.domains_allow), "ORCHESTRATOR_DOMAINS_ALLOW", cap
+    )
+    deny = domains.normalize_all(
+        domains.split_setting(settings.domains_deny), "ORCHESTRATOR_DOMAINS_DENY", cap
+    )
+    return allow, deny
+
+
+def domains_for(
+    query: str,
+    asked: Mapping[str, Sequence[str]] | None,
+    settings: DomainSettings,
+) -> tuple[str, DomainPolicy]:
+    """The text to search and the domain policy of a run: the server's lists, the request's
+    ``options.domains`` (``allow`` / ``deny``) and the query's ``site:`` operators, which are
+    taken out of the text. Every entry point asks this before anything runs.
+
+    Raises:
+        InvalidDomain: a rule or an operator names no domain.
+        DomainNotAllowed: a request allow rule is wholly outside the server's allow list.
+        NothingLeftToSearch: the query is only operators.
+    """
+    site = parse_query(query)
+    asked = asked or {}
+    server_allow, server_deny = _server_rules(settings)
+    policy = domains.build(
+        server_allow=server_allow,
+        server_deny=server_deny,
+        allow=domains.normalize_all(asked.get("allow") or (), "options.domains.allow"),
+        deny=domains.normalize_all(asked.get("deny") or (), "options.domains.deny"),
+        site_allow=site.allow,
+        site_deny=site.deny,
+    )
+    return site.text, policy
+
+
+def stored_domains(rules: Mapping[str, Sequence[str]], settings: DomainSettings) -> DomainPolicy:
+    """The policy of a stored run (its ``DomainPolicy.request_rules()``) under today's server
+    lists: a deny added to the server since the run started applies when it resumes (an allow
+    list changed since then narrows the run as well: its results are filtered, nothing raised).
+    """
+    server_allow, server_deny = _server_rules(settings)
+    return domains.build(
+        server_allow=server_allow,
+        server_deny=server_deny,
+        allow=tuple(rules.get("allow") or ()),
+        deny=tuple(rules.get("deny") or ()),
+        site_allow=tuple(rules.get("site_allow") or ()),
+        site_deny=tuple(rules.get("site_deny") or ()),
+        check=False,
+    )
+
+
+class RunPolicy(SourcesPolicy, DomainSettings, Protocol):
+    """Everything the policies read (``orchestrator.config.Settings`` is one)."""

@@ -37,6 +37,8 @@ class Turn:
     sources: tuple[dict[str, Any], ...]
     status: str
     at: float
+    # What the domain policy dropped for this answer ({} without rules; docs/sources.md).
+    policy: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def size(self) -> int:
@@ -47,6 +49,7 @@ class Turn:
             + sum(len(str(s.get("excerpt", ""))) + len(str(s.get("url", ""))) for s in self.sources)
             # Each source keeps the passages the model saw: they count too.
             + sum(len(str(p)) for s in self.sources for p in s.get("passages") or ())
+            + sum(len(str(d)) for d in self.policy.get("dropped") or ())
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -57,6 +60,7 @@ class Turn:
             "sources": list(self.sources),
             "status": self.status,
             "at": self.at,
+            **({"policy": self.policy} if self.policy else {}),
         }
 
 
@@ -162,6 +166,11 @@ class SessionStore:
         return len(self._sessions)
 
     @property
+    def max_chars(self) -> int:
+        """Characters of turns one session keeps (the oldest turns leave beyond it)."""
+        return self._max_chars
+
+    @property
     def persistent(self) -> bool:
         """True when sessions survive restarts."""
         return self._db is not None
@@ -263,10 +272,20 @@ class SessionStore:
             session.touched = self._clock()
 
     async def add_turn(
-        self, session: Session, turn: Turn, *, replace_from: int | None = None
+        self,
+        session: Session,
+        turn: Turn,
+        *,
+        replace_from: int | None = None,
+        kind: Kind | None = None,
     ) -> None:
         """Append a turn (replacing the turns from index ``replace_from`` on: an edited turn
-        and everything after it), then drop the oldest turns until the session fits."""
+        and everything after it), then drop the oldest turns until the session fits.
+
+        ``kind`` names what the first turn of a new session came from (a research run's
+        conversation is ``research``); a session that already has turns keeps its kind."""
+        if kind is not None and not session.turns:
+            session.kind = kind
         if replace_from is not None:
             del session.turns[replace_from:]
         session.turns.append(turn)

@@ -21,6 +21,8 @@ from starlette.types import Receive, Scope, Send
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 HEAD = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+#: The servers ``serve`` runs, by port: a test waits on what the server has seen, not on time.
+SERVERS: dict[int, uvicorn.Server] = {}
 
 
 @asynccontextmanager
@@ -34,10 +36,21 @@ async def serve(settings: Settings, app: Any = None) -> AsyncIterator[int]:
             while not (server.started or task.done()):  # noqa: ASYNC110 - no event to await
                 await asyncio.sleep(0.02)
         assert server.started, "uvicorn did not start"
-        yield int(server.servers[0].sockets[0].getsockname()[1])
+        port = int(server.servers[0].sockets[0].getsockname()[1])
+        SERVERS[port] = server
+        yield port
     finally:
         server.should_exit = True
         await task
+
+
+async def accepted(port: int, count: int) -> None:
+    """Wait until the server on ``port`` holds ``count`` connections (a busy machine may accept
+    them well after the clients' connects returned)."""
+    state = SERVERS[port].server_state
+    async with asyncio.timeout(60):
+        while len(state.connections) < count:  # noqa: ASYNC110 - uvicorn offers no event
+            await asyncio.sleep(0.01)
 
 
 def read_response(sock: socket.socket) -> tuple[int, dict[str, str], Any]:
@@ -91,7 +104,7 @@ async def test_idle_and_trickling_connections_of_one_process_lock_out_no_other_c
             if i % 2:  # half never send a byte, half send the start of a head and stop
                 writer.write(HEAD)
                 await writer.drain()
-        await asyncio.sleep(0.2)  # the server has accepted all of them
+        await accepted(port, 32)
         # New clients on the same address are served; the held connections make the room.
         assert await healthy(port, 20) == [200] * 20
         closed = 0

@@ -67,6 +67,14 @@ class FakeReader(reader_pb2_grpc.ReaderServicer):
     ) -> reader_pb2.ReadResponse:
         await context.abort(grpc.StatusCode.UNIMPLEMENTED, "not used by the orchestrator")
 
+    async def Domains(
+        self,
+        request: reader_pb2.DomainsRequest,
+        context: grpc.aio.ServicerContext[reader_pb2.DomainsRequest, reader_pb2.DomainsResponse],
+    ) -> reader_pb2.DomainsResponse:
+        # A debug RPC of the reader's own: a reader without reading memory answers empty.
+        return reader_pb2.DomainsResponse()
+
 
 class FakeRanker(ranker_pb2_grpc.RankerServicer):
     """Ranks by query-word overlap (ties: engine order); one leading chunk per page."""
@@ -284,6 +292,8 @@ class ScriptedSearcher:
         categories: str | None = None,
         language: str | None = None,
         time_range: str | None = None,
+        engines: Sequence[str] | None = None,
+        pageno: int = 1,
         cache: bool = True,
     ) -> SearchResponse:
         self.queries.append(query)

@@ -156,8 +156,10 @@ def test_unreachable_names_the_url() -> None:
 
 def test_bad_usage_exits_2() -> None:
     with pytest.raises(SystemExit) as exc:
-        cli.main(["ask"])
+        cli.main(["ask", "--mode", "fast"])
     assert exc.value.code == cli.EXIT_USAGE
+    # no question (and no --regenerate): the same exit status, saying why
+    assert cli.main(["ask"]) == cli.EXIT_USAGE
     code, _, err = _run("http://127.0.0.1:1", "ask", "   ")
     assert code == cli.EXIT_USAGE
     assert "empty" in err

@@ -22,8 +22,7 @@ from orchestrator.agent.plan import combine
 from orchestrator.agent.ports import Decision
 from orchestrator.api.models import SearchRequest
 from orchestrator.api.research_models import ContinueRequest, ResearchRequest
-from orchestrator.api.routes import run_options
-from orchestrator.api.runtime import Runtime
+from orchestrator.ask import run_options
 from orchestrator.config import Settings
 from orchestrator.research.context import Ctx
 from orchestrator.research.phases import replace_dimensions, scope
@@ -101,8 +100,7 @@ def test_a_search_request_gives_a_plan_and_run_options(
         pre = prefilter(request.query, has_history=bool(history))
         plan = combine(pre, model, request.query, history)
         assert Plan.model_validate(plan.model_dump()) == plan
-    runtime = cast(Runtime, SimpleNamespace(deps=SimpleNamespace(settings=Settings())))
-    options = run_options(runtime, request.options)
+    options = run_options(request.options, Settings())
     assert options.max_rounds == request.options.max_rounds
 
 

@@ -4,6 +4,7 @@ the rate per backend; and the pure parts: Brave's quota headers, routing."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -24,6 +25,7 @@ class Engine:
     urls: list[str] = field(default_factory=list)
     kind: ErrorKind | None = None
     asked: int = 0
+    pages: list[tuple[tuple[str, ...], int]] = field(default_factory=list)
 
     async def search(
         self,
@@ -32,8 +34,11 @@ class Engine:
         categories: str | None = None,
         language: str | None = None,
         time_range: str | None = None,
+        engines: Sequence[str] | None = None,
+        pageno: int = 1,
     ) -> SearchResponse:
         self.asked += 1
+        self.pages.append((tuple(engines or ()), pageno))
         if self.kind is not None:
             raise SearchFailed(f"failed: {self.kind}", "http://x.test", self.kind)
         return SearchResponse([SearchHit(u, u, "", i + 1) for i, u in enumerate(self.urls)])
@@ -79,6 +84,17 @@ async def test_cache_serves_a_repeat_unless_asked_not_to() -> None:
     fresh = await service.search("q", time_range="week", cache=False)
     assert (again.cached, other.cached, fresh.cached) == (True, False, False)
     assert engine.asked == 3
+
+
+async def test_engines_and_page_reach_the_backend_and_key_the_cache() -> None:
+    engine = Engine(["https://a.test/"])
+    service = SearchService([Backend("a", engine)], cache=SearchCache(ttl_s=300))
+    await service.search("q")
+    second = await service.search("q", pageno=2)
+    wiki = await service.search("q", engines=["wikipedia"])
+    again = await service.search("q", engines=["wikipedia"])
+    assert (second.cached, wiki.cached, again.cached) == (False, False, True)
+    assert engine.pages == [((), 1), ((), 2), (("wikipedia",), 1)]
 
 
 def test_cache_entries_expire() -> None:

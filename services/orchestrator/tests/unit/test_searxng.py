@@ -80,15 +80,17 @@ async def test_403_says_json_output_is_disabled(http: httpx.AsyncClient) -> None
     assert len(sx.searches) == 1  # no retry on 4xx
 
 
-async def test_one_retry_after_a_network_error(http: httpx.AsyncClient) -> None:
+async def test_retries_after_network_errors_then_names_the_url(
+    http: httpx.AsyncClient,
+) -> None:
     async with FakeSearxng(RESULTS) as sx:
-        sx.fail_next("drop")
-        resp = await client(sx.url, http).search("q")
-        assert len(resp.hits) == 2
         sx.fail_next("drop", "drop")
+        resp = await client(sx.url, http).search("q")
+        assert len(resp.hits) == 2  # the third attempt answered
+        sx.fail_next("drop", "drop", "drop")
         with pytest.raises(SearxngError, match="Cannot reach SearXNG at"):
             await client(sx.url, http).search("q")
-    assert len(sx.searches) == 4
+    assert len(sx.searches) == 6  # 3 + 3: two retries each
 
 
 async def test_retry_after_5xx_then_error_names_the_url(http: httpx.AsyncClient) -> None:
@@ -99,7 +101,45 @@ async def test_retry_after_5xx_then_error_names_the_url(http: httpx.AsyncClient)
         with pytest.raises(SearxngError, match="answered HTTP 500") as err:
             await client(sx.url, http).search("q")
     assert sx.url in str(err.value)
-    assert len(sx.searches) == 4
+    assert len(sx.searches) == 5  # 2 + 3
+
+
+async def test_backoff_grows_exponentially_with_jitter(http: httpx.AsyncClient) -> None:
+    pauses: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+
+    async with FakeSearxng(RESULTS) as sx:
+        sx.fail_next("500", "drop", "500")
+        searx = SearxngClient(sx.url, http, 5.0, retry_backoff_s=0.1, retries=3, sleep=sleep)
+        assert len((await searx.search("q")).hits) == 2
+    # 0.1 * 2**n, plus up to 0.1 of random jitter each time
+    assert len(pauses) == 3
+    for n, pause in enumerate(pauses):
+        assert 0.1 * 2**n <= pause <= 0.1 * 2**n + 0.1, pauses
+
+
+async def test_retries_stop_at_the_calls_deadline(http: httpx.AsyncClient) -> None:
+    pauses: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+
+    async with FakeSearxng(RESULTS, mode="500") as sx:
+        # a first pause of 2 s cannot fit in a 0.5 s call: no retry is even tried
+        searx = SearxngClient(sx.url, http, 0.5, retry_backoff_s=2.0, retries=5, sleep=sleep)
+        with pytest.raises(SearxngError, match="answered HTTP 500"):
+            await searx.search("q")
+    assert len(sx.searches) == 1
+    assert pauses == []
+
+
+async def test_engines_and_page_reach_searxng(http: httpx.AsyncClient) -> None:
+    async with FakeSearxng(RESULTS) as sx:
+        await client(sx.url, http).search("q", engines=["wikipedia", "arch linux wiki"], pageno=3)
+    assert sx.searches[0].query["engines"] == "wikipedia,arch linux wiki"
+    assert sx.searches[0].query["pageno"] == "3"
 
 
 async def test_timeout_is_an_error_without_retry(http: httpx.AsyncClient) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+from orchestrator.api.sse import frame, sse
 from orchestrator.budget import Deadline
 from orchestrator.events import Event, EventSink, ResultCollector
 from orchestrator.sessions import SessionStore, Turn
@@ -83,12 +84,22 @@ async def test_sink_numbers_events_and_warns_once_per_code() -> None:
 
 def test_wire_formats() -> None:
     event = Event(3, "answer.delta", {"text": "héllo\nworld"})
-    sse = event.sse().decode()
-    assert sse.startswith("id: 3\nevent: answer.delta\ndata: ")
-    assert sse.endswith("\n\n")
-    assert json.loads(sse.split("data: ", 1)[1]) == {"text": "héllo\nworld"}
-    assert json.loads(event.ndjson()) == {"seq": 3, "type": "answer.delta", "data": event.data}
-    assert event.ndjson().count(b"\n") == 1
+    text = frame("sse", event.seq, event.type, event.data).decode()
+    assert text.startswith("id: 3\nevent: answer.delta\ndata: ")
+    assert text.endswith("\n\n")
+    assert json.loads(text.split("data: ", 1)[1]) == {"text": "héllo\nworld"}
+    line = frame("ndjson", event.seq, event.type, event.data)
+    assert json.loads(line) == {"seq": 3, "type": "answer.delta", "data": event.data}
+    assert line.count(b"\n") == 1
+
+
+def test_an_event_name_cannot_start_a_second_event() -> None:
+    # The framing strips line breaks from names: "x\n\ndata: forged" stays one event.
+    text = sse(1, "x\n\nevent: forged", {}).decode()
+    assert text.count("\n\n") == 1
+    assert [line for line in text.splitlines() if line.startswith("event:")] == [
+        "event: xevent: forged"
+    ]
 
 
 def test_result_collector_folds_a_run() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
@@ -48,6 +49,21 @@ class Settings(BaseServiceSettings):
     cache_enabled: bool = True
     cache_ttl_s: float = Field(default=600.0, ge=0)
     cache_size: int = Field(default=256, ge=1, le=100_000)
+    # The rendering tier (headless Chromium): off, on-demand (JS shells only) or always.
+    render: Literal["off", "on-demand", "always"] = "on-demand"
+    render_timeout_s: float = Field(default=6.0, gt=0, le=120)
+    render_concurrency: int = Field(default=1, ge=1, le=16)
+    render_max_requests: int = Field(default=64, ge=1, le=10_000)
+    render_max_bytes: int = Field(default=8 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024)
+    render_settle_s: float = Field(default=1.0, ge=0, le=30)
+    render_recycle_pages: int = Field(default=50, ge=1, le=100_000)
+    render_max_rss_mb: int = Field(default=1024, ge=0, le=65536)
+    render_heap_mb: int = Field(default=256, ge=16, le=8192)
+    # Chromium's executable; empty: `chromium` (Debian) or `chromium-browser` on PATH.
+    chromium_path: str = ""
+    # Where the per-domain reading memory is saved (domains.sqlite); unset: memory only.
+    data_dir: Path | None = None
+    domain_memory_size: int = Field(default=2000, ge=1, le=1_000_000)
 
     @field_validator("allowed_cidrs", mode="before")
     @classmethod

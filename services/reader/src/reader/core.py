@@ -19,8 +19,10 @@ from reader.errors import (
 )
 from reader.extract import Job
 from reader.fetch import Fetched, Fetcher, Limits
+from reader.memory import DomainMemory
 from reader.model import Extracted, Kind, ReadResult, Status
-from reader.policy import MAX_URL_LENGTH, parse_url
+from reader.policy import MAX_URL_LENGTH, Target, parse_url
+from reader.tiers import RenderTier
 
 logger = logging.getLogger(__name__)
 
@@ -50,18 +52,33 @@ class Runner(Protocol):
 class Reader:
     """Reads URLs and extracts documents under the configured limits."""
 
-    def __init__(self, settings: Settings, pool: Runner, fetcher: Fetcher) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        pool: Runner,
+        fetcher: Fetcher,
+        *,
+        render: RenderTier | None = None,
+        memory: DomainMemory | None = None,
+    ) -> None:
         self._settings = settings
         self._pool = pool
         self._fetcher = fetcher
+        self._render = render
+        self._memory = memory
         self._cache = (
             ReadCache(size=settings.cache_size, ttl_s=settings.cache_ttl_s)
             if settings.cache_enabled and settings.cache_ttl_s > 0
             else None
         )
 
-    def _budget(self, timeout_s: float | None, deadline_s: float | None) -> float:
+    def _budget(
+        self, timeout_s: float | None, deadline_s: float | None, *, plain: bool = True
+    ) -> float:
+        """Seconds for the plain tier (``plain``), or for the whole read (plain + render)."""
         budget = self._settings.timeout_s
+        if not plain:
+            budget += self._settings.render_timeout_s if self._render is not None else 0.0
         if timeout_s is not None:
             budget = min(budget, timeout_s)
         if deadline_s is not None:
@@ -93,27 +110,82 @@ class Reader:
             return dataclasses.replace(hit, url=url, cached=True)
         if self._pool.saturated:
             raise Overloaded  # refuse before fetching: the page could not be extracted anyway
+        if self._memory is not None and (wait := self._memory.backoff_left(target.host)) > 0:
+            error = f"domain keeps timing out; tried again in {wait:.0f} s"
+            return ReadResult(Status.TIMEOUT, url, error=error, tier="fetch")
         loop = asyncio.get_running_loop()
-        budget = self._budget(timeout_s, deadline_s)
-        end = loop.time() + budget
+        start = loop.time()
+        # The whole read (plain tier, then maybe a render) ends by the caller's limits.
+        total = self._budget(timeout_s, deadline_s, plain=False)
+        plain = self._budget(timeout_s, deadline_s)
+        # Where plain reads always come back empty and renders work, skip the plain extraction.
+        straight = self._render is not None and self._advice(target.host) == "render_first"
+        result, fetched = await self._plain(url, target, cap, plain, key, extract=not straight)
+        plain_result = result
+        if self._render is not None:
+            extract = lambda job, left: self._extract(job, left, key)  # noqa: E731
+            result = await self._render.after_plain(
+                result, fetched, target.host, start + total, extract
+            )
+        self._remember(target.host, plain_result, result, fetched)
+        if self._cache is not None and result.status is Status.OK:
+            self._cache.put(target.url, cap, result)
+        return result
+
+    def _advice(self, host: str) -> str:
+        return self._memory.advice(host) if self._memory is not None else ""
+
+    def _remember(
+        self, host: str, plain: ReadResult, final: ReadResult, fetched: Fetched | None
+    ) -> None:
+        """Note how the plain tier fared (the render tier notes its own outcome)."""
+        if self._memory is None:
+            return
+        tier = "pdf" if fetched is not None and fetched.kind is Kind.PDF else "fetch"
+        chars = len(plain.extracted.markdown) if plain.extracted is not None else 0
+        # A plain read whose text a render replaced gave nothing the render did not.
+        status = "EMPTY" if final.tier == "render" else plain.status.value
+        self._memory.record(host, tier, status, plain.fetch_ms + plain.extract_ms, chars)
+
+    async def _plain(
+        self, url: str, target: Target, cap: int, budget: float, key: str, *, extract: bool
+    ) -> tuple[ReadResult, Fetched | None]:
+        """Fetch and extract (the plain tier; ``extract`` False: fetch only, for a render):
+        the result, and the fetched page if any."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        end = start + budget
         # Stop reading a slow body early enough to extract what arrived.
         read_until = end - min(EXTRACT_RESERVE_S, budget / 4)
         limits = Limits(cap, self._settings.max_redirects, self._settings.user_agent, read_until)
         fetched: Fetched | None = None
+        fetch_ms = 0
         try:
             async with asyncio.timeout(budget):
                 fetched = await self._fetcher.fetch(target.url, limits)
+                fetch_ms = int((loop.time() - start) * 1000)
+                if not extract and fetched.kind is Kind.HTML:
+                    skipped = ReadResult(Status.EMPTY, url, error="render first", tier="fetch")
+                    return dataclasses.replace(
+                        skipped,
+                        final_url=fetched.final_url,
+                        content_type=fetched.content_type,
+                        http_status=fetched.http_status,
+                        fetched_bytes=len(fetched.body),
+                        fetch_ms=fetch_ms,
+                    ), fetched
                 job = self._job(fetched.body, fetched.kind, fetched.final_url, fetched.charset)
                 extracted = await self._extract(job, end - loop.time(), key)
         except TimeoutError:
-            return _failed(url, ReadFailure(Status.TIMEOUT, "timed out"), fetched)
+            return _failed(url, ReadFailure(Status.TIMEOUT, "timed out"), fetched), fetched
         except ReadFailure as failure:
-            return _failed(url, failure, fetched)
+            return _failed(url, failure, fetched), fetched
         except Overloaded:
             raise
         except Exception:  # one hostile page must never fail the call (logged with its trace)
             logger.exception("read failed unexpectedly", extra={"host": target.host})
-            return _failed(url, ReadFailure(Status.NETWORK_ERROR, "read failed"), fetched)
+            unexpected = ReadFailure(Status.NETWORK_ERROR, "read failed")
+            return _failed(url, unexpected, fetched), fetched
         result = _result(
             url,
             extracted,
@@ -122,10 +194,11 @@ class Reader:
             http_status=fetched.http_status,
             fetched_bytes=len(fetched.body),
             truncated=fetched.truncated,
+            tier="pdf" if fetched.kind is Kind.PDF else "fetch",
+            fetch_ms=fetch_ms,
+            extract_ms=int((loop.time() - start) * 1000) - fetch_ms,
         )
-        if self._cache is not None and result.status is Status.OK:
-            self._cache.put(target.url, cap, result)
-        return result
+        return result, fetched
 
     async def extract(
         self,
@@ -191,7 +264,7 @@ def _failed(url: str, failure: ReadFailure, fetched: Fetched | None) -> ReadResu
     """A non-OK result, keeping what is known about the response when it was fetched."""
     if fetched is None:
         return ReadResult(
-            failure.status, url, error=failure.reason, http_status=failure.http_status
+            failure.status, url, error=failure.reason, http_status=failure.http_status, tier="fetch"
         )
     return ReadResult(
         failure.status,
@@ -202,6 +275,7 @@ def _failed(url: str, failure: ReadFailure, fetched: Fetched | None) -> ReadResu
         http_status=fetched.http_status,
         fetched_bytes=len(fetched.body),
         truncated=fetched.truncated,
+        tier="pdf" if fetched.kind is Kind.PDF else "fetch",
     )
 
 

@@ -49,6 +49,8 @@ class Limits:
     user_agent: str
     # Loop time by which body reading stops (keeping time to extract what arrived).
     read_until: float | None = None
+    # A rendered page's sub-resource (script, JSON, frame): any content type, never salvaged.
+    any_type: bool = False
 
 
 @dataclass(frozen=True)
@@ -239,6 +241,8 @@ class Fetcher:
 
     async def _body(self, target: Target, response: httpcore.Response, limits: Limits) -> Fetched:
         content_type = _header(response.headers, b"content-type")
+        if limits.any_type:
+            return await self._resource(target, response, limits, content_type)
         kind = kind_of(content_type) if content_type else None
         if content_type and kind is None:
             raise ReadFailure(Status.UNSUPPORTED, f"content type {media_type(content_type)!r}")
@@ -265,5 +269,25 @@ class Fetcher:
             kind=kind,
             body=data,
             truncated=truncated,
+            charset=header_charset(content_type),
+        )
+
+    async def _resource(
+        self, target: Target, response: httpcore.Response, limits: Limits, content_type: str
+    ) -> Fetched:
+        """A sub-resource of a rendered page: whole (under the cap) or refused."""
+        decoder = _Decoder(_header(response.headers, b"content-encoding"))
+        data, truncated, cut = await _read_body(response, decoder, limits)
+        if cut is not None:
+            raise cut
+        if truncated:
+            raise ReadFailure(Status.TOO_LARGE, "sub-resource larger than the byte cap")
+        return Fetched(
+            final_url=target.url,
+            http_status=response.status,
+            content_type=content_type,
+            kind=kind_of(content_type) or Kind.TEXT,
+            body=data,
+            truncated=False,
             charset=header_charset(content_type),
         )

@@ -41,6 +41,18 @@ class Extracted:
 
 
 @dataclass(frozen=True)
+class RenderInfo:
+    """The rendering tier's part in one read (``reader.render``)."""
+
+    status: str
+    reason: str = ""
+    ms: int = 0
+    requests: int = 0
+    refused: int = 0
+    bytes: int = 0
+
+
+@dataclass(frozen=True)
 class ReadResult:
     """The outcome of one Read or Extract, before it is mapped to the proto."""
 
@@ -54,3 +66,8 @@ class ReadResult:
     truncated: bool = False
     cached: bool = False
     extracted: Extracted | None = None
+    # Which tier produced the text (fetch, pdf, render, cache) and what each step took.
+    tier: str = ""
+    render: RenderInfo | None = None
+    fetch_ms: int = 0
+    extract_ms: int = 0

@@ -13,6 +13,7 @@ from quarry.v1 import reader_pb2, reader_pb2_grpc
 
 from reader.core import Reader
 from reader.errors import Overloaded, PoolClosed
+from reader.memory import DomainMemory
 from reader.model import ReadResult
 from reader.policy import MAX_URL_LENGTH
 
@@ -40,7 +41,21 @@ def to_proto(result: ReadResult, elapsed_ms: int) -> reader_pb2.ReadResponse:
         elapsed_ms=elapsed_ms,
         http_status=result.http_status,
         cached=result.cached,
+        tier=result.tier,
+        fetch_ms=result.fetch_ms,
+        extract_ms=result.extract_ms,
     )
+    if (render := result.render) is not None:
+        reply.render.CopyFrom(
+            reader_pb2.RenderInfo(
+                status=render.status,
+                reason=render.reason,
+                ms=render.ms,
+                requests=render.requests,
+                refused=render.refused,
+                bytes=render.bytes,
+            )
+        )
     if (doc := result.extracted) is not None:
         reply.title = doc.title
         reply.markdown = doc.markdown
@@ -65,6 +80,11 @@ def _annotate(result: ReadResult) -> None:
     span.set_attribute("quarry.reader.bytes", result.fetched_bytes)
     span.set_attribute("quarry.reader.cached", result.cached)
     span.set_attribute("quarry.reader.truncated", result.truncated)
+    span.set_attribute("quarry.reader.tier", result.tier)
+    if result.render is not None:
+        span.set_attribute("quarry.reader.render.status", result.render.status)
+        span.set_attribute("quarry.reader.render.ms", result.render.ms)
+        span.set_attribute("quarry.reader.render.refused", result.render.refused)
     if result.http_status:
         span.set_attribute("http.response.status_code", result.http_status)
 
@@ -84,8 +104,9 @@ def fair_key(context: grpc.aio.ServicerContext[Any, Any]) -> str:
 class ReaderServicer(reader_pb2_grpc.ReaderServicer):
     """The reader's RPCs over a :class:`Reader`."""
 
-    def __init__(self, reader: Reader) -> None:
+    def __init__(self, reader: Reader, memory: DomainMemory | None = None) -> None:
         self._reader = reader
+        self._memory = memory
 
     async def Read(self, request: reader_pb2.ReadRequest, context: ReadContext) -> Any:
         """Fetch a URL under the network policy and extract its main content."""
@@ -116,6 +137,9 @@ class ReaderServicer(reader_pb2_grpc.ReaderServicer):
                 "ms": elapsed,
                 "bytes": result.fetched_bytes,
                 "cached": result.cached,
+                "tier": result.tier,
+                "render": result.render.status if result.render is not None else "",
+                "render_ms": result.render.ms if result.render is not None else 0,
             },
         )
         return to_proto(result, elapsed)
@@ -141,3 +165,25 @@ class ReaderServicer(reader_pb2_grpc.ReaderServicer):
         _annotate(result)
         logger.debug("extract", extra={"status": result.status.value, "ms": elapsed})
         return to_proto(result, elapsed)
+
+    async def Domains(self, request: reader_pb2.DomainsRequest, context: Any) -> Any:
+        """Debug: the per-domain reading memory, most recently used first."""
+        reply = reader_pb2.DomainsResponse()
+        if self._memory is None:
+            return reply
+        for domain, entry, advice, backoff in self._memory.snapshot(request.limit):
+            stats = reply.domains.add(domain=domain, advice=advice, backoff_s=backoff)
+            for name, rec in entry.tiers.items():
+                stats.tiers.add(
+                    tier=name,
+                    attempts=rec.attempts,
+                    ok=rec.ok,
+                    empty=rec.empty,
+                    failed=rec.failed,
+                    timeouts=rec.timeouts,
+                    failing_streak=rec.streak,
+                    last_status=rec.last_status,
+                    mean_ms=int(rec.mean_ms),
+                    mean_chars=int(rec.mean_chars),
+                )
+        return reply

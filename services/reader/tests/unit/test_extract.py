@@ -66,3 +66,12 @@ def test_xhtml_with_xml_declaration_and_xml_lang() -> None:
     assert doc.markdown.startswith("Café crème")
     assert doc.language == "fr"
     assert doc.title == "Carte"
+
+
+def test_needless_markdown_escapes_are_dropped_but_structural_ones_kept() -> None:
+    from reader.extract import _unescape
+
+    text = "Writer\\_Kim saw \\<The Palace> \\~ 2018\n\\- not a list\n```\na\\_b\n```\n| a \\| b |"
+    assert _unescape(text) == (
+        "Writer_Kim saw <The Palace> ~ 2018\n\\- not a list\n```\na\\_b\n```\n| a \\| b |"
+    )

@@ -47,6 +47,11 @@ class ReaderStub:
                 request_serializer=quarry_dot_v1_dot_reader__pb2.ExtractRequest.SerializeToString,
                 response_deserializer=quarry_dot_v1_dot_reader__pb2.ReadResponse.FromString,
                 _registered_method=True)
+        self.Domains = channel.unary_unary(
+                '/quarry.v1.Reader/Domains',
+                request_serializer=quarry_dot_v1_dot_reader__pb2.DomainsRequest.SerializeToString,
+                response_deserializer=quarry_dot_v1_dot_reader__pb2.DomainsResponse.FromString,
+                _registered_method=True)
 
 
 class ReaderServicer:
@@ -69,6 +74,13 @@ class ReaderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Domains(self, request, context):
+        """Debug: the per-domain reading memory (how each tier fared per domain), most recent first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ReaderServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -81,6 +93,11 @@ def add_ReaderServicer_to_server(servicer, server):
                     servicer.Extract,
                     request_deserializer=quarry_dot_v1_dot_reader__pb2.ExtractRequest.FromString,
                     response_serializer=quarry_dot_v1_dot_reader__pb2.ReadResponse.SerializeToString,
+            ),
+            'Domains': grpc.unary_unary_rpc_method_handler(
+                    servicer.Domains,
+                    request_deserializer=quarry_dot_v1_dot_reader__pb2.DomainsRequest.FromString,
+                    response_serializer=quarry_dot_v1_dot_reader__pb2.DomainsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -140,6 +157,33 @@ class Reader:
             '/quarry.v1.Reader/Extract',
             quarry_dot_v1_dot_reader__pb2.ExtractRequest.SerializeToString,
             quarry_dot_v1_dot_reader__pb2.ReadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Domains(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/quarry.v1.Reader/Domains',
+            quarry_dot_v1_dot_reader__pb2.DomainsRequest.SerializeToString,
+            quarry_dot_v1_dot_reader__pb2.DomainsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -40,6 +40,8 @@ class ReaderStub:
     """Read fetches a URL under the network policy and extracts its main content."""
     Extract: _grpc.UnaryUnaryMultiCallable[_reader_pb2.ExtractRequest, _reader_pb2.ReadResponse]
     """Extract extracts a document the caller already has; no network access."""
+    Domains: _grpc.UnaryUnaryMultiCallable[_reader_pb2.DomainsRequest, _reader_pb2.DomainsResponse]
+    """Debug: the per-domain reading memory (how each tier fared per domain), most recent first."""
 
 @_typing.type_check_only
 class ReaderAsyncStub(ReaderStub):
@@ -53,6 +55,8 @@ class ReaderAsyncStub(ReaderStub):
     """Read fetches a URL under the network policy and extracts its main content."""
     Extract: _aio.UnaryUnaryMultiCallable[_reader_pb2.ExtractRequest, _reader_pb2.ReadResponse]  # type: ignore[assignment]
     """Extract extracts a document the caller already has; no network access."""
+    Domains: _aio.UnaryUnaryMultiCallable[_reader_pb2.DomainsRequest, _reader_pb2.DomainsResponse]  # type: ignore[assignment]
+    """Debug: the per-domain reading memory (how each tier fared per domain), most recent first."""
 
 class ReaderServicer(metaclass=_abc_1.ABCMeta):
     """Reader turns untrusted URLs (or HTML the caller already has) into clean markdown.
@@ -75,5 +79,13 @@ class ReaderServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_reader_pb2.ReadResponse, _abc.Awaitable[_reader_pb2.ReadResponse]]:
         """Extract extracts a document the caller already has; no network access."""
+
+    @_abc_1.abstractmethod
+    def Domains(
+        self,
+        request: _reader_pb2.DomainsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_reader_pb2.DomainsResponse, _abc.Awaitable[_reader_pb2.DomainsResponse]]:
+        """Debug: the per-domain reading memory (how each tier fared per domain), most recent first."""
 
 def add_ReaderServicer_to_server(servicer: ReaderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

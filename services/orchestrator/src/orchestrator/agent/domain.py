@@ -59,6 +59,10 @@ class PageRead:
     error: str = ""
     ms: int = 0
     attempts: int = 1
+    # Which reader tier gave the text (fetch, pdf, render) and the render tier's part, as the
+    # read event's payload carries them: {"status", "reason", "ms", "requests", "refused"}.
+    tier: str = ""
+    render: dict[str, str | int] | None = None
 
     @property
     def usable(self) -> bool:

@@ -43,6 +43,8 @@ class RunOutcome:
     status: RunStatus = "error"
     answer: str = ""
     sources: list[dict[str, Any]] = field(default_factory=list)
+    # The domain policy's rules and drops ({} without rules), kept with the turn.
+    policy: dict[str, Any] = field(default_factory=dict)
 
 
 async def _judge_snippets(
@@ -298,4 +300,6 @@ async def run_question(
             "duration_ms": round((time.perf_counter() - start) * 1000, 1),
         },
     )
+    if options.domains.active:
+        outcome.policy = {"rules": options.domains.describe(), "dropped": state.policy_dropped}
     return outcome

@@ -120,9 +120,12 @@ class Searcher(Protocol):
         categories: str | None = None,
         language: str | None = None,
         time_range: str | None = None,
+        engines: Sequence[str] | None = None,
+        pageno: int = 1,
         cache: bool = True,
     ) -> SearchResponse:
-        """One page of results for ``query`` (``cache``: a recent identical search may answer)."""
+        """One page (``pageno``, 1-based) of results for ``query`` from ``engines`` (SearXNG's
+        names; None: the instance's defaults); ``cache``: a recent identical search may answer."""
         ...
 
 

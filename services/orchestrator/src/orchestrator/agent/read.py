@@ -76,6 +76,8 @@ async def _read_one(
             "cached": page.cached,
             "attempts": page.attempts,
             "origin": origin_of(url),
+            **({"tier": page.tier} if page.tier else {}),
+            **({"render": page.render} if page.render is not None else {}),
         },
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from orchestrator.agent import sieve
 from orchestrator.agent.domain import SearchHit
 from orchestrator.agent.read import chunks_step, read_pages
 from orchestrator.agent.search import rank_step, search_step
@@ -47,7 +48,9 @@ async def find(
 
 async def gather(state: RunState, urls: Sequence[str], *, speculative: bool = False) -> None:
     """Read the web pages among ``urls`` not read yet, then rank passages over everything found
-    so far: every page read and every local document (whose passages the index serves)."""
+    so far: every page read and every local document (whose passages the index serves).
+    A page redirected to a domain the policy refuses is dropped before it is ranked."""
     await read_pages(state, urls, speculative=speculative)
+    sieve.drop_redirected(state, urls)
     if state.has_material:
         await chunks_step(state)

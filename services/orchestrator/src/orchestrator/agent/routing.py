@@ -46,15 +46,15 @@ class Route:
     time_range: str | None = None
 
 
+# The first rule that matches picks the category (news before it before science).
+_RULES = (("news", _NEWS), ("it", _IT), ("science", _SCIENCE))
+#: Every category ``route`` may pick: SearXNG needs an engine in each (searxng/settings.yml).
+CATEGORIES = tuple(name for name, _ in _RULES)
+
+
 def route(question: str, *, today: date | None = None) -> Route:
     """The category and time range ``question`` calls for."""
-    category: str | None = None
-    if _NEWS.search(question):
-        category = "news"
-    elif _IT.search(question):
-        category = "it"
-    elif _SCIENCE.search(question):
-        category = "science"
+    category = next((name for name, rule in _RULES if rule.search(question)), None)
     return Route(category, _time_range(question, today or date.today()))
 
 

@@ -7,7 +7,7 @@ import logging
 import time
 from collections.abc import Sequence
 
-from orchestrator.agent import versions
+from orchestrator.agent import sieve, versions
 from orchestrator.agent.domain import (
     CorpusError,
     RankerUnavailable,
@@ -75,10 +75,12 @@ async def _one(state: RunState, query: str) -> SearchResponse | SearchFailed:
 async def _search(state: RunState, query: str, where: Route) -> SearchResponse:
     opts = state.options
     return await state.deps.searcher.search(
-        query,
+        sieve.web_query(state, query),
         categories=where.category,
         language=opts.language,
         time_range=where.time_range,
+        engines=opts.engines or None,
+        pageno=opts.pageno,
         cache=opts.search_cache is not False,
     )
 
@@ -167,7 +169,8 @@ async def search_step(state: RunState, queries: Sequence[str]) -> list[SearchHit
 
     The run's sources pass the sources policy once more here, the one step every search goes
     through: a research run stored while web search was on and resumed after it was turned off
-    must not reach the web either.
+    must not reach the web either. The domain policy applies here too (agent/sieve.py): as
+    operators in the web query, then on every result.
 
     Raises:
         RunFailed: every search failed (SearXNG down, the corpus unavailable, or too slow), or
@@ -177,6 +180,7 @@ async def search_step(state: RunState, queries: Sequence[str]) -> list[SearchHit
     sources = [s for s in ("web", "local") if s in allowed]
     if not sources:
         raise RunFailed("search_off", SEARCH_OFF)
+    sieve.announce(state, queries)
     with state.stage("search", queries=len(queries), sources=",".join(sources)) as span:
         tasks: list[list[asyncio.Task[Outcome]]] = []
         async with asyncio.TaskGroup() as tg:
@@ -194,14 +198,16 @@ async def search_step(state: RunState, queries: Sequence[str]) -> list[SearchHit
         if len(failed) == len(outcomes):
             raise RunFailed("search_unavailable", str(failed[0]))
         _warn_failures(state, outcomes)
-        new: list[SearchHit] = []
+        unseen: list[SearchHit] = []
         for per_query in tasks:
             lists = [_hits(t.result()) for t in per_query]
             fused = rrf(lists) if len(lists) > 1 else lists[0]
             for hit in fused:
                 if hit.url and hit.url not in state.seen_urls:
                     state.seen_urls.add(hit.url)
-                    new.append(hit)
+                    unseen.append(hit)
+        # a refused result is seen too: it is reported once per run, not once per round
+        new = sieve.keep_allowed(state, unseen)
         span.set_attribute("ae.results", len(new))
         span.set_attribute("ae.failed_queries", len(failed))
     return new

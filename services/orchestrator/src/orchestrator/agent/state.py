@@ -16,6 +16,7 @@ from orchestrator.agent.modes import PROFILES, Mode, ModeProfile, resolve_mode
 from orchestrator.agent.ports import Brain, Corpus, Ranker, Reader, Searcher
 from orchestrator.budget import Deadline
 from orchestrator.config import CHARS_PER_TOKEN, HISTORY_RESERVE_TOKENS, Settings
+from orchestrator.domains import DomainPolicy
 from orchestrator.events import EventSink
 from orchestrator.llm.ready import ReadyGate
 from orchestrator.prompts import MAX_SOURCE_CHARS, new_boundary
@@ -47,6 +48,11 @@ class RunOptions:
     # given, one of ``visible`` (the caller's own documents; empty: all of them).
     scope: str = ""
     visible: tuple[str, ...] = ()
+    # Which domains the web results may come from (orchestrator/domains.py; empty: any).
+    domains: DomainPolicy = field(default_factory=DomainPolicy)
+    # SearXNG engines to ask (checked names; empty: the instance's defaults) and the page.
+    engines: tuple[str, ...] = ()
+    pageno: int = 1
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,8 @@ class RunState:
     timings_ms: dict[str, float] = field(default_factory=dict)
     # LLM calls made (planner, judges, answer): what a mode changes.
     llm_calls: int = 0
+    # What the domain policy dropped (agent/sieve.py): the `policy` events' entries.
+    policy_dropped: list[dict[str, Any]] = field(default_factory=list)
     # One fence marker for all of a run's prompts, so they share a prefix the LLM server can
     # keep in its KV cache (a fresh marker per call would change the prompt at its start).
     boundary: str = field(default_factory=new_boundary)

@@ -111,6 +111,9 @@ def progress_line(event_type: str, data: dict[str, Any]) -> str | None:
         return f"Picked {data.get('count', 0)} passages from {data.get('pages', 0)} pages."
     if event_type == "judge":
         return f"Judged the {data.get('stage', '')}: {data.get('verdict', '')}."
+    if event_type == "policy" and data.get("dropped"):
+        hosts = ", ".join(sorted({str(d.get("host", "")) for d in data["dropped"]}))
+        return f"Source policy dropped {len(data['dropped'])} result(s) from {hosts}."
     if event_type == "warning":
         return f"Note: {data.get('message', '')}"
     if event_type == "sources":

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from asyncio import FIRST_COMPLETED
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-import orjson
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,6 +15,7 @@ from orchestrator.api.models import MAX_OFFSET, MAX_PAGE, Problem
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.routes import PrincipalDep, get_runtime, negotiate
 from orchestrator.api.runtime import Runtime
+from orchestrator.api.sse import KEEP_ALIVE, StreamFormat, frame
 from orchestrator.api.upload_stream import OVERHEAD_BYTES, boundary_of, receive_files
 from orchestrator.corpus.indexer import Counts, RefreshResult
 from orchestrator.corpus.service import CorpusService, CorpusUnavailable
@@ -80,12 +81,6 @@ async def corpus_stats(service: ServiceDep) -> dict[str, Any]:
     return await service.stats()
 
 
-def _frame(seq: int, kind: str, data: dict[str, Any], fmt: str) -> bytes:
-    if fmt == "sse":
-        return b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, kind.encode(), orjson.dumps(data))
-    return orjson.dumps({"seq": seq, "type": kind, "data": data}) + b"\n"
-
-
 def _final(result: RefreshResult) -> dict[str, Any]:
     stats = result.stats
     return {
@@ -97,7 +92,9 @@ def _final(result: RefreshResult) -> dict[str, Any]:
     }
 
 
-async def _stream(service: CorpusService, folder: str, fmt: str) -> AsyncIterator[bytes]:
+async def _stream(
+    service: CorpusService, folder: str, fmt: StreamFormat, keepalive_s: float
+) -> AsyncIterator[bytes]:
     latest: list[dict[str, int]] = []
     changed = asyncio.Event()
 
@@ -109,22 +106,25 @@ async def _stream(service: CorpusService, folder: str, fmt: str) -> AsyncIterato
     seq = 0
     queued = service.busy
     task = service.start_refresh(folder, on_progress)
-    yield _frame(seq, "refresh.started", {"root": folder, "queued": queued}, fmt)
+    yield frame(fmt, seq, "refresh.started", {"root": folder, "queued": queued})
     while not task.done():
         waiter = asyncio.ensure_future(changed.wait())
-        await asyncio.wait([waiter, task], return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait([waiter, task], timeout=keepalive_s, return_when=FIRST_COMPLETED)
         waiter.cancel()
+        if not changed.is_set() and not task.done() and fmt == "sse":
+            # A large file can take minutes: proxies see traffic and keep the stream open.
+            yield KEEP_ALIVE
         if changed.is_set() and latest:
             changed.clear()
             seq += 1
-            yield _frame(seq, "progress", latest[0], fmt)
+            yield frame(fmt, seq, "progress", latest[0])
     seq += 1
     try:
         result = task.result()
     except DomainError as err:
-        yield _frame(seq, "error", {"code": "corpus_unavailable", "message": err.detail}, fmt)
+        yield frame(fmt, seq, "error", {"code": "corpus_unavailable", "message": err.detail})
         return
-    yield _frame(seq, "refresh.completed", _final(result), fmt)
+    yield frame(fmt, seq, "refresh.completed", _final(result))
 
 
 @router.post(
@@ -150,10 +150,11 @@ async def corpus_refresh(
     # Counted before the path is looked at: the limit also bounds probing the filesystem.
     await enforce(request, "indexing")
     folder = service.resolve(body.path, allow_outside=body.allow_outside)
+    keepalive_s = get_runtime(request).deps.settings.keepalive_s
     if fmt != "json":
         media = "text/event-stream" if fmt == "sse" else "application/x-ndjson"
         return StreamingResponse(
-            _stream(service, folder, fmt),
+            _stream(service, folder, fmt, keepalive_s),
             media_type=media,
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )

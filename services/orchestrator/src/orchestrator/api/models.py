@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,6 +14,30 @@ SESSION_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 MAX_OFFSET = 1_000_000
 MAX_PAGE = 100
 MAX_EVENT_ID = 2**31 - 1
+# A SearXNG engine name as its settings.yml spells them ("duckduckgo", "arch linux wiki",
+# "brave.news"): lower-case words; no comma (SearXNG's list separator), no other punctuation.
+ENGINE_PATTERN = r"^[a-z0-9][a-z0-9 ._-]{0,39}$"
+MAX_ENGINES = 16
+MAX_PAGENO = 10
+
+
+DomainEntry = Annotated[str, Field(min_length=1, max_length=300)]
+
+
+class DomainLists(BaseModel):
+    """``options.domains``: where web results may come from (docs/sources.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[DomainEntry] = Field(
+        default_factory=list,
+        max_length=100,
+        description="only these domains (example.com: it and its subdomains; *.example.com: "
+        "only its subdomains); within the server's ORCHESTRATOR_DOMAINS_ALLOW",
+    )
+    deny: list[DomainEntry] = Field(
+        default_factory=list, max_length=100, description="never these domains (same syntax)"
+    )
 
 
 class SearchOptions(BaseModel):
@@ -29,6 +53,21 @@ class SearchOptions(BaseModel):
         default=None, max_length=200, description="SearXNG categories, e.g. 'general,news'"
     )
     language: str | None = Field(default=None, max_length=20, description="e.g. 'en'")
+    engines: list[Annotated[str, Field(pattern=ENGINE_PATTERN)]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_ENGINES,
+        description="SearXNG engines to ask, by name as its settings.yml spells them (e.g. "
+        "['wikipedia', 'arxiv']); engines the instance does not have are ignored by SearXNG; "
+        "absent: the instance's defaults for the category",
+    )
+    pageno: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_PAGENO,
+        description="which page of search results to read, 1-10 (a follow-up that wants other "
+        "pages than the first answer's); absent: 1",
+    )
     time_range: Literal["day", "week", "month", "year"] | None = None
     sources: list[Literal["web", "local"]] | None = Field(
         default=None,
@@ -64,6 +103,11 @@ class SearchOptions(BaseModel):
         description="pin the question to a folder or file of the local documents (an absolute "
         "path or a local: id, as GET /v1/corpus/documents lists them): only its passages are "
         "used and the web is not searched; one that names nothing you can see is a 422",
+    )
+    domains: DomainLists | None = Field(
+        default=None,
+        description="allow and deny lists of domains, applied with the server's and the "
+        "query's site: / -site: operators (docs/sources.md)",
     )
 
 
@@ -148,6 +192,29 @@ class SessionTurn(BaseModel):
     sources: list[dict[str, Any]]
     status: str
     at: float
+    policy: dict[str, Any] | None = Field(
+        default=None,
+        description="the source policy's rules and what it dropped (docs/sources.md); null "
+        "without domain rules",
+    )
+
+
+class SessionMemory(BaseModel):
+    """How much of a conversation the next question carries (the memory meter)."""
+
+    turns: int = Field(description="turns in the session")
+    kept: int = Field(description="the newest turns the next question's prompts will carry")
+    dropped: int = Field(description="the oldest turns left out: over the history budget")
+    chars: int = Field(description="characters of questions and answers the kept turns take")
+    budget: int = Field(
+        description="the history budget in characters (ORCHESTRATOR_HISTORY_CHARS, capped by "
+        "the model's context)"
+    )
+    stored_chars: int = Field(description="characters the session's turns hold, sources included")
+    stored_budget: int = Field(
+        description="what one session may hold (ORCHESTRATOR_SESSION_MAX_CHARS); beyond it the "
+        "oldest turns are forgotten"
+    )
 
 
 class SessionView(BaseModel):
@@ -160,6 +227,9 @@ class SessionView(BaseModel):
     created: float
     updated: float
     turns: list[SessionTurn]
+    memory: SessionMemory | None = Field(
+        default=None, description="the history budget the next question will use"
+    )
 
 
 class SessionSummary(BaseModel):

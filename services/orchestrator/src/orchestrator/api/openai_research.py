@@ -12,11 +12,12 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-import orjson
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from orchestrator.api import chat_format as fmt
 from orchestrator.api.problems import openai_problem, openai_problem_for
+from orchestrator.api.sse import DONE, sse_data
+from orchestrator.domains import DomainPolicy
 from orchestrator.errors import DomainError
 from orchestrator.mcp.backend import research_progress_line
 from orchestrator.research.owned import OwnedRuns
@@ -40,12 +41,18 @@ def _meta(run_id: str, status: str, state: ResearchState) -> dict[str, Any]:
 
 
 async def research_completion(
-    manager: OwnedRuns, model: str, question: str, sources: list[str], *, stream: bool
+    manager: OwnedRuns,
+    model: str,
+    question: str,
+    sources: list[str],
+    *,
+    stream: bool,
+    domains: DomainPolicy | None = None,
 ) -> Response:
     """Start a run for ``question``, owned by the caller; the whole report, or a stream of
     chunks."""
     try:
-        record = await manager.create(question, "deep-research", None, sources)
+        record = await manager.create(question, "deep-research", None, sources, domains=domains)
     except DomainError as err:  # the in-flight cap
         return openai_problem_for(err)
     completion_id = f"chatcmpl-{record.id}"
@@ -92,7 +99,7 @@ async def _chunks(
 
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return b"data: " + orjson.dumps({**base, "choices": [choice], **extra}) + b"\n\n"
+        return sse_data({**base, "choices": [choice], **extra})
 
     refs = fmt.FootnoteStream()
     ended = False
@@ -116,12 +123,12 @@ async def _chunks(
             elif ended:
                 message = str(event.data.get("message") or f"The run ended ({event.type}).")
                 error = {"message": message, "type": "server_error", "code": "research_failed"}
-                yield b"data: " + orjson.dumps({"error": error}) + b"\n\n"
+                yield sse_data({"error": error})
             else:
                 line = research_progress_line(event.type, event.data)
                 if line:
                     yield chunk({"reasoning_content": line + "\n"})
-        yield b"data: [DONE]\n\n"
+        yield DONE
     finally:
         if not ended:  # the client went away: stop the run
             with contextlib.suppress(DomainError):

@@ -13,23 +13,23 @@ import time
 import uuid
 from typing import Any, Literal
 
-import orjson
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.agent.loop import run_question
-from orchestrator.agent.state import RunOptions
 from orchestrator.api import chat_format as fmt
+from orchestrator.api.models import DomainLists, SearchOptions
 from orchestrator.api.openai_research import research_completion
 from orchestrator.api.problems import openai_problem, openai_problem_for
 from orchestrator.api.ratelimit import enforce
 from orchestrator.api.routes import PrincipalDep, RuntimeDep
+from orchestrator.api.sse import DONE, sse_data
 from orchestrator.api.streaming import EventStreamResponse, drive
+from orchestrator.ask import Conversation, Question, ask, prepare
 from orchestrator.corpus.documents import pinned
 from orchestrator.errors import DomainError
 from orchestrator.events import Event, EventSink, ResultCollector
-from orchestrator.policy import SearchOff, research_sources, sources_for
+from orchestrator.policy import domains_for, research_sources
 
 SEARCH_MODEL = "quarry-search"
 RESEARCH_MODEL = "quarry-research"
@@ -52,18 +52,6 @@ class ChatMessage(BaseModel):
     content: str | list[dict[str, Any]] | None = None
 
 
-class ChatOptions(BaseModel):
-    """``options`` of a chat completion (quarry-search): the subset of /v1/search's options."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    scope: str | None = Field(
-        default=None,
-        max_length=4096,
-        description="pin the question to a folder or file of the local documents",
-    )
-
-
 class ChatRequest(BaseModel):
     """The subset of the OpenAI request Quarry uses; sampling knobs are accepted and ignored."""
 
@@ -72,8 +60,11 @@ class ChatRequest(BaseModel):
     model: str = Field(min_length=1, max_length=100)
     messages: list[ChatMessage] = Field(min_length=1, max_length=500)
     stream: bool = False
-    # Quarry's own knobs, sent as the OpenAI SDK's extra_body={"options": {"scope": ...}}.
-    options: ChatOptions = Field(default_factory=lambda: ChatOptions())
+    # Quarry's own extra body field (`extra_body={"domains": {...}}` in the openai SDK).
+    domains: DomainLists | None = None
+    # Quarry's own per-request options (POST /v1/search's), sent as the OpenAI SDK's
+    # ``extra_body={"options": {...}}``; checked like there (422 on a bad value).
+    options: SearchOptions = Field(default_factory=SearchOptions)
 
 
 @router.get("/models")
@@ -112,7 +103,7 @@ class ChunkEncoder:
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return b"data: " + orjson.dumps({**self._base, "choices": [choice], **extra}) + b"\n\n"
+        return sse_data({**self._base, "choices": [choice], **extra})
 
     def _first(self) -> bytes:
         if self._started:
@@ -142,9 +133,13 @@ class ChunkEncoder:
             self._meta["run_id"] = data.get("run_id")
         elif event.type == "warning":
             self._meta["warnings"].append(data)
+        elif event.type == "policy":  # what the domain policy dropped, as in the JSON result
+            policy = self._meta.setdefault("policy", {"rules": None, "dropped": []})
+            policy["rules"] = data.get("rules")
+            policy["dropped"].extend(data.get("dropped", []))
         elif event.type == "error":
             error = {"message": data["message"], "type": "server_error", "code": data["code"]}
-            return out + b"data: " + orjson.dumps({"error": error}) + b"\n\n"
+            return out + sse_data({"error": error})
         elif event.type == "run.completed":
             self._meta["status"] = data["status"]
             return out + self._chunk({}, "stop", sources=self._sources, quarry=self._meta)
@@ -157,7 +152,7 @@ def _completion(
 ) -> dict[str, Any]:
     answer = result["clarifying_question"] or result["answer"]
     content = fmt.to_footnote_refs(answer) + fmt.footnotes(result["sources"])
-    keys = ("run_id", "status", "cited", "warnings", "sentences", "support_score")
+    keys = ("run_id", "status", "cited", "warnings", "sentences", "support_score", "policy")
     meta = {k: result.get(k) for k in keys}
     return {
         "id": completion_id,
@@ -201,41 +196,40 @@ async def chat_completions(
     if len(question) > MAX_QUESTION_CHARS:
         detail = f"The question is longer than {MAX_QUESTION_CHARS} characters."
         return openai_problem(400, detail, "question_too_long", "invalid_request_error")
+    settings = runtime.deps.settings
+    domains = body.domains.model_dump() if body.domains is not None else None
     if body.model == RESEARCH_MODEL and research is not None:
         await enforce(request, "research")
         try:
-            sources = list(research_sources(None, runtime.deps.settings))
-        except SearchOff as err:
+            sources = list(research_sources(None, settings))
+            searched, policy = domains_for(question, domains, settings)
+        except DomainError as err:  # search off, a bad domain or site: operator
             return openai_problem_for(err)
         return await research_completion(
-            research.for_(who), body.model, question, sources, stream=body.stream
+            research.for_(who), body.model, searched, sources, stream=body.stream, domains=policy
         )
     history = fmt.history_from_messages(texts[:-1])
     run_id = uuid.uuid4().hex
     completion_id = f"chatcmpl-{run_id}"
-    settings = runtime.deps.settings
     try:
+        searched, options = prepare(question, body.options, settings, domains)
         options = await pinned(
-            RunOptions(sources=sources_for(None, settings)),
+            options,
             runtime.corpus.documents if runtime.corpus is not None else None,
             who,
             body.options.scope,
+            body.options.sources,
         )
-    except DomainError as err:
+    except DomainError as err:  # search off, a bad option, domain or site: operator
         return openai_problem_for(err)
+    # The client sends the conversation each time: nothing is kept here.
+    talk = Conversation.given(history, label=f"openai-{run_id}")
+    asked = Question(searched, who.id, run_id, options, talk)
 
     async def run(sink: EventSink) -> None:
         if notice is not None:
             sink.warn_after_start(notice.code, notice.message)
-        await run_question(
-            runtime.deps,
-            sink,
-            question=question,
-            history=history,
-            options=options,
-            run_id=run_id,
-            session_id=f"openai-{run_id}",
-        )
+        await ask(runtime.deps, runtime.sessions, sink, asked)
 
     if body.stream:
         encoder = ChunkEncoder(completion_id, body.model)
@@ -243,7 +237,7 @@ async def chat_completions(
             run,
             "sse",
             encode=encoder,
-            closing=lambda: b"data: [DONE]\n\n",
+            closing=lambda: DONE,
             keepalive_s=settings.keepalive_s,
         )
     collector = ResultCollector()

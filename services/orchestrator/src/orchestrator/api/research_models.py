@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.api.models import SESSION_ID_PATTERN
+from orchestrator.api.models import SESSION_ID_PATTERN, DomainLists
 from orchestrator.research.schemas import DIMENSION_CHARS
 
 Dimension = Field(min_length=1, max_length=DIMENSION_CHARS)
@@ -20,6 +20,7 @@ class ResearchOptions(BaseModel):
     sources: list[Literal["web", "local"]] | None = Field(
         default=None, min_length=1, description="as for /v1/search; absent: ORCHESTRATOR_SOURCES"
     )
+    domains: DomainLists | None = Field(default=None, description="as for /v1/search")
 
 
 class ResearchRequest(BaseModel):

@@ -19,11 +19,11 @@ from orchestrator.api.ratelimit import enforce
 from orchestrator.api.research_models import ContinueRequest, EmptyRequest, ResearchRequest
 from orchestrator.api.routes import OwnerParam, PrincipalDep, negotiate
 from orchestrator.api.runtime import Runtime
+from orchestrator.api.sse import KEEP_ALIVE, sse
 from orchestrator.config import Settings
 from orchestrator.errors import DomainError, NotAcceptable, ResearchUnavailable
-from orchestrator.policy import research_sources
+from orchestrator.policy import domains_for, research_sources
 from orchestrator.research.context import ResearchLLM
-from orchestrator.research.events import sse
 from orchestrator.research.manager import ResearchManager
 from orchestrator.research.owned import OwnedRuns
 from orchestrator.research.views import report_markdown, summary, view
@@ -107,8 +107,11 @@ async def start(body: ResearchRequest, request: Request, manager: ManagerDep) ->
     """Start a research run; follow it at ``events_url``."""
     await enforce(request, "research")  # per-client rate (429) before the in-flight cap (429)
     runtime: Runtime = request.app.state.runtime
-    sources = research_sources(body.options.sources, runtime.deps.settings)  # 422 when none
-    record = await manager.create(body.query, body.mode, body.session_id, sources)
+    settings = runtime.deps.settings
+    sources = research_sources(body.options.sources, settings)  # 422 when none
+    asked = body.options.domains.model_dump() if body.options.domains is not None else None
+    query, domains = domains_for(body.query, asked, settings)  # 422 for a bad domain
+    record = await manager.create(query, body.mode, body.session_id, sources, domains=domains)
     return {
         "research_id": record.id,
         "status": record.status,
@@ -156,7 +159,7 @@ async def events(
 
     async def body() -> AsyncIterator[bytes]:
         async for event in manager.follow(run_id, after, heartbeat):
-            yield b": heartbeat\n\n" if event is None else sse(event)
+            yield KEEP_ALIVE if event is None else sse(event.seq, event.type, event.data)
 
     return StreamingResponse(
         body(),

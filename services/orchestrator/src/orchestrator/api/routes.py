@@ -7,21 +7,18 @@ another principal's session is "not found". An admin names an owner with ``?owne
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from orchestrator.agent.loop import RunOutcome, run_question
-from orchestrator.agent.state import RunOptions
+from orchestrator.agent.memory import fit
 from orchestrator.api.models import (
     MAX_OFFSET,
     MAX_PAGE,
     SESSION_ID_PATTERN,
     Problem,
-    SearchOptions,
     SearchRequest,
     SearchResult,
     SessionPage,
@@ -32,12 +29,12 @@ from orchestrator.api.ratelimit import enforce
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.security import principal_of
 from orchestrator.api.streaming import EventStreamResponse, drive
+from orchestrator.ask import Conversation, Question, ask, prepare
 from orchestrator.corpus.documents import pinned
 from orchestrator.errors import InvalidEdit, NotAcceptable, SessionNotFound
 from orchestrator.events import Event, EventSink, ResultCollector
-from orchestrator.policy import sources_for
 from orchestrator.principals import NotVisible, Principal, acting_owner, listed_owner
-from orchestrator.sessions import Turn
+from orchestrator.sessions import Session
 
 logger = logging.getLogger(__name__)
 
@@ -101,75 +98,6 @@ def negotiate(accept: str | None) -> Format:
 router = APIRouter(prefix="/v1", tags=["v1"])
 
 
-def run_options(runtime: Runtime, opts: SearchOptions) -> RunOptions:
-    """A request's options over the server's defaults.
-
-    Raises:
-        SearchOff: the request asked only for sources that are off (422, before anything runs).
-    """
-    return RunOptions(
-        max_rounds=opts.max_rounds,
-        prefetch=opts.prefetch,
-        categories=opts.categories,
-        language=opts.language,
-        time_range=opts.time_range,
-        sources=sources_for(opts.sources, runtime.deps.settings),
-        allow_unsourced=opts.allow_unsourced,
-        search_cache=opts.search_cache,
-        mode=opts.mode,
-        detail=opts.detail,
-    )
-
-
-async def answer_in_session(
-    runtime: Runtime,
-    sink: EventSink,
-    *,
-    query: str,
-    session_id: str,
-    options: RunOptions,
-    run_id: str,
-    owner: str,
-    edit: int | None = None,
-    keep_turn: bool = True,
-) -> RunOutcome:
-    """Run one question in ``owner``'s conversation (created on first use); keep the turn unless
-    it failed.
-
-    ``edit`` (0-based) re-asks that turn: the run sees only the turns before it, and the new
-    turn replaces it and every turn after it. ``keep_turn`` False (MCP's one-off tool calls):
-    no conversation is read or left behind.
-    """
-    if not keep_turn:
-        outcome = await run_question(
-            runtime.deps,
-            sink,
-            question=query,
-            history=[],
-            options=options,
-            run_id=run_id,
-            session_id="",
-        )
-        logger.info("run finished", extra={"run_id": run_id, "status": outcome.status})
-        return outcome
-    async with runtime.sessions.use(owner, session_id) as session:
-        keep = len(session.turns) if edit is None else min(edit, len(session.turns))
-        outcome = await run_question(
-            runtime.deps,
-            sink,
-            question=query,
-            history=session.turns[:keep],
-            options=options,
-            run_id=run_id,
-            session_id=session_id,
-        )
-        if outcome.status != "error":
-            turn = Turn(query, outcome.answer, tuple(outcome.sources), outcome.status, time.time())
-            await runtime.sessions.add_turn(session, turn, replace_from=keep)
-    logger.info("run finished", extra={"run_id": run_id, "status": outcome.status})
-    return outcome
-
-
 @router.post(
     "/search",
     response_model=SearchResult,
@@ -194,29 +122,23 @@ async def search(
     notice = await enforce(request, "questions")
     session_id = body.session_id or uuid.uuid4().hex
     run_id = uuid.uuid4().hex
+    asked = body.options.domains.model_dump() if body.options.domains is not None else None
+    searched, options = prepare(body.query, body.options, runtime.deps.settings, asked)
     options = await pinned(
-        run_options(runtime, body.options),
+        options,
         runtime.corpus.documents if runtime.corpus is not None else None,
         who,
         body.options.scope,
         body.options.sources,
     )
-
     edit = await _edit_index(runtime, body, who.id)
+    talk = Conversation.kept(session_id, edit=edit)
+    question = Question(searched, who.id, run_id, options, talk, typed=body.query)
 
     async def run(sink: EventSink) -> None:
         if notice is not None:
             sink.warn_after_start(notice.code, notice.message)
-        await answer_in_session(
-            runtime,
-            sink,
-            query=body.query,
-            session_id=session_id,
-            options=options,
-            run_id=run_id,
-            owner=who.id,
-            edit=edit,
-        )
+        await ask(runtime.deps, runtime.sessions, sink, question)
 
     if fmt != "json":
         return EventStreamResponse(run, fmt, keepalive_s=runtime.deps.settings.keepalive_s)
@@ -274,7 +196,7 @@ async def get_session(
     session = await runtime.sessions.get(_owner(who, owner, session_id), session_id)
     if session is None:
         raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
-    return session.to_json()
+    return view(runtime, session)
 
 
 @router.patch("/sessions/{session_id}", response_model=SessionView, responses=_PROBLEMS)
@@ -290,7 +212,15 @@ async def rename_session(
     session = await runtime.sessions.rename(_owner(who, owner, session_id), session_id, title)
     if session is None:
         raise SessionNotFound(f"No session {session_id!r} (it may have expired).")
-    return session.to_json()
+    return view(runtime, session)
+
+
+def view(runtime: Runtime, session: Session) -> dict[str, Any]:
+    """A session as the API shows it, with its memory meter: how much of it the next question
+    carries (agent/memory.py's budget) and how much the store keeps."""
+    memory = fit(session.turns, runtime.deps.settings.history_budget_chars()).event()
+    stored = {"stored_chars": session.chars, "stored_budget": runtime.sessions.max_chars}
+    return {**session.to_json(), "memory": {**memory, **stored}}
 
 
 @router.delete("/sessions/{session_id}", status_code=204, responses=_PROBLEMS)

@@ -121,8 +121,13 @@ def search_service(settings: Settings, http: httpx.AsyncClient) -> SearchService
             continue
         urls = settings.searxng_urls() or [""]  # "": searches fail saying SEARXNG_URL is unset
         for url in urls:
-            backoff = settings.searxng_retry_backoff_s
-            client = SearxngClient(url, http, settings.searxng_timeout_s, retry_backoff_s=backoff)
+            client = SearxngClient(
+                url,
+                http,
+                settings.searxng_timeout_s,
+                retry_backoff_s=settings.searxng_retry_backoff_s,
+                retries=settings.searxng_retries,
+            )
             label = "searxng" if len(urls) == 1 else f"searxng@{urlsplit(url).netloc}"
             backends.append(Backend(label, client))
     rates = {"searxng": settings.search_rate_limit, "brave": settings.brave_rate_limit}

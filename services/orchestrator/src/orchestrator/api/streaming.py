@@ -10,6 +10,7 @@ from typing import Literal
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from orchestrator.api.sse import KEEP_ALIVE, frame
 from orchestrator.events import Event, EventSink
 
 logger = logging.getLogger(__name__)
@@ -84,10 +85,6 @@ async def _relay(
         await on_event(event)
 
 
-#: An SSE comment: clients ignore it; proxies see traffic and keep the stream open.
-KEEP_ALIVE = b": keep-alive\n\n"
-
-
 class EventStreamResponse(Response):
     """Streams a run's events as SSE or NDJSON, or through ``encode`` (e.g. OpenAI chunks).
 
@@ -110,7 +107,7 @@ class EventStreamResponse(Response):
         self.init_headers({"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
         self._run = run
         self._fmt = fmt
-        self._encode: Encoder = encode or (Event.sse if fmt == "sse" else Event.ndjson)
+        self._encode: Encoder = encode or (lambda e: frame(fmt, e.seq, e.type, e.data))
         self._closing = closing
         self._keepalive_s = keepalive_s
 

@@ -104,7 +104,23 @@ def _page(
         error=reply.error,
         ms=ms,
         attempts=attempts,
+        tier=reply.tier,
+        render=_render(reply),
     )
+
+
+def _render(reply: reader_pb2.ReadResponse) -> dict[str, str | int] | None:
+    """The reader's render-tier report for the read event (None: not considered)."""
+    if not reply.HasField("render"):
+        return None
+    info = reply.render
+    return {
+        "status": info.status,
+        "reason": info.reason,
+        "ms": info.ms,
+        "requests": info.requests,
+        "refused": info.refused,
+    }
 
 
 async def _serving(stub: health_pb2_grpc.HealthStub, timeout: float) -> bool:

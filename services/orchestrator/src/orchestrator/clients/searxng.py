@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_before_delay,
+    wait_exponential_jitter,
+)
 
 from orchestrator.agent.domain import ErrorKind, SearchFailed, SearchHit, SearchResponse
 
@@ -29,6 +38,15 @@ class SearxngError(SearchFailed):
     """SearXNG could not be reached or refused; the message is safe to show the user."""
 
 
+class _Transient(SearxngError):
+    """A network error or a 5xx: worth another attempt while the call's budget lasts."""
+
+
+Sleep = Callable[[float], Awaitable[None]]
+#: The longest pause between two attempts, whatever the back-off has grown to.
+MAX_BACKOFF_S = 4.0
+
+
 class SearxngClient:
     """One SearXNG instance; ``http`` is the shared client (its pool is reused)."""
 
@@ -39,12 +57,18 @@ class SearxngClient:
         timeout: float = 20.0,
         *,
         retry_backoff_s: float = 0.5,
+        retries: int = 2,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
-        """``timeout`` bounds each attempt; one retry follows a network error or a 5xx."""
+        """``timeout`` bounds the whole call, retries included (its deadline). A network error
+        or a 5xx is retried up to ``retries`` times after exponential back-off with jitter
+        (``retry_backoff_s``, doubling, at most MAX_BACKOFF_S), never past the deadline."""
         self.base_url = base_url.rstrip("/").removesuffix("/search")
         self._http = http
         self._timeout = timeout
         self._backoff = retry_backoff_s
+        self._retries = retries
+        self._sleep = sleep
 
     async def search(
         self,
@@ -53,6 +77,7 @@ class SearxngClient:
         categories: str | None = None,
         language: str | None = None,
         time_range: str | None = None,
+        engines: Sequence[str] | None = None,
         pageno: int = 1,
     ) -> SearchResponse:
         """One page of results in SearXNG's order, de-duplicated by URL.
@@ -71,6 +96,9 @@ class SearxngClient:
         ):
             if value:
                 params[key] = value
+        if engines:
+            # SearXNG's list syntax; the names were checked (api/models.py ENGINE_PATTERN).
+            params["engines"] = ",".join(engines)
         resp = await self._get_with_retry(params)
         try:
             data = resp.json()
@@ -101,43 +129,65 @@ class SearxngClient:
         return resp.status_code < 400
 
     async def _get_with_retry(self, params: dict[str, str | int]) -> httpx.Response:
-        url = f"{self.base_url}/search"
-        for attempt in (1, 2):
-            try:
-                async with asyncio.timeout(self._timeout):
-                    resp = await self._http.get(url, params=params, timeout=self._timeout)
-            except (TimeoutError, httpx.ReadTimeout):
-                # A full timeout already spent: a retry would double the wait.
-                raise SearxngError(
-                    f"SearXNG at {self.base_url} did not answer within {self._timeout:g} s "
-                    "(SEARXNG_TIMEOUT_S).",
-                    self.base_url,
-                    "timeout",
-                ) from None
-            except httpx.TransportError as exc:
-                if attempt == 1:
-                    await self._pause("network error", repr(exc))
-                    continue
-                raise SearxngError(
-                    f"Cannot reach SearXNG at {self.base_url} ({_reason(exc)}); is it running, "
-                    "and is SEARXNG_URL right?",
-                    self.base_url,
-                    "unreachable",
-                ) from exc
-            if resp.status_code >= 500 and attempt == 1:
-                await self._pause("server error", f"HTTP {resp.status_code}")
-                continue
-            _raise_for_status(resp, self.base_url)
-            return resp
-        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
-
-    async def _pause(self, what: str, detail: str) -> None:
-        logger.warning(
-            "SearXNG %s; retrying once",
-            what,
-            extra={"searxng_url": self.base_url, "error": detail},
+        deadline = asyncio.get_running_loop().time() + self._timeout
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self._retries + 1) | stop_before_delay(self._timeout),
+            wait=wait_exponential_jitter(
+                multiplier=self._backoff, max=MAX_BACKOFF_S, jitter=self._backoff
+            ),
+            retry=retry_if_exception_type(_Transient),
+            before_sleep=self._log_retry,
+            sleep=self._sleep,
+            reraise=True,
         )
-        await asyncio.sleep(self._backoff)
+        async for attempt in retrying:
+            with attempt:
+                return await self._attempt(params, deadline)
+        raise AssertionError("unreachable")  # pragma: no cover - reraise=True raises
+
+    async def _attempt(self, params: dict[str, str | int], deadline: float) -> httpx.Response:
+        """One GET within what is left of the call's budget.
+
+        Raises:
+            _Transient: a network error or a 5xx (retried while the budget lasts).
+            SearxngError: a timeout (the budget is spent) or a refusal (not retried).
+        """
+        # A spent budget times out at once (asyncio.timeout(0)), like a slow answer.
+        left = max(deadline - asyncio.get_running_loop().time(), 0.0)
+        try:
+            async with asyncio.timeout(left):
+                resp = await self._http.get(
+                    f"{self.base_url}/search", params=params, timeout=max(left, 0.001)
+                )
+        except (TimeoutError, httpx.ReadTimeout):
+            raise SearxngError(
+                f"SearXNG at {self.base_url} did not answer within {self._timeout:g} s "
+                "(SEARXNG_TIMEOUT_S).",
+                self.base_url,
+                "timeout",
+            ) from None
+        except httpx.TransportError as exc:
+            raise _Transient(
+                f"Cannot reach SearXNG at {self.base_url} ({_reason(exc)}); is it running, "
+                "and is SEARXNG_URL right?",
+                self.base_url,
+                "unreachable",
+            ) from exc
+        if resp.status_code >= 500:
+            message = f"SearXNG at {self.base_url} answered HTTP {resp.status_code}."
+            raise _Transient(message, self.base_url, "unreachable")
+        _raise_for_status(resp, self.base_url)
+        return resp
+
+    def _log_retry(self, state: RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome is not None else None
+        wait = state.next_action.sleep if state.next_action is not None else 0.0
+        logger.warning(
+            "SearXNG attempt %d failed; retrying in %.2f s",
+            state.attempt_number,
+            wait,
+            extra={"searxng_url": self.base_url, "error": str(error)},
+        )
 
 
 def _reason(exc: httpx.TransportError) -> str:

@@ -7,6 +7,8 @@ from typing import Any, Protocol
 
 #: Receives one line of progress ("Reading 5 pages.").
 Progress = Callable[[str], Awaitable[None]]
+#: ``{"allow": [...], "deny": [...]}``: the request's domain lists (docs/sources.md), or None.
+Domains = dict[str, list[str]] | None
 
 PASSAGE_CHARS = 400
 
@@ -14,11 +16,9 @@ PASSAGE_CHARS = 400
 class Backend(Protocol):
     """Quarry's API as the MCP tools use it: in the orchestrator's process, or over HTTP."""
 
-    async def search(
-        self, query: str, sources: list[str] | None, progress: Progress, scope: str | None = None
-    ) -> Any:
-        """A quick-search run's final result (the API's JSON result object); ``scope`` pins
-        it to a folder or file of the local documents."""
+    async def search(self, query: str, options: dict[str, Any], progress: Progress) -> Any:
+        """A quick-search run's final result (the API's JSON result object); ``options`` are
+        ``POST /v1/search``'s (only those the tool call gave, the domains among them)."""
         ...
 
     async def documents(self) -> Any:
@@ -33,7 +33,9 @@ class Backend(Protocol):
         """A past conversation (the API's session object), or None."""
         ...
 
-    async def research(self, query: str, mode: str, progress: Progress) -> str:
+    async def research(
+        self, query: str, mode: str, progress: Progress, domains: Domains = None
+    ) -> str:
         """A deep-research run's report (Markdown, with its numbered sources)."""
         ...
 
@@ -82,6 +84,10 @@ def format_answer(result: dict[str, Any]) -> str:
         lines.append(f"[{src['n']}] {src.get('title') or src['url']} — {src['url']}{pages}")
         passages = src.get("passages") or [src.get("excerpt", "")]
         lines.extend(f"    > {_clip(str(p), PASSAGE_CHARS)}" for p in passages if p)
+    dropped = (result.get("policy") or {}).get("dropped") or []
+    if dropped:  # the domain policy's drops: the caller should know the answer is narrowed
+        hosts = sorted({str(d.get("host", "")) for d in dropped})
+        lines += ["", "Dropped by the source policy: " + ", ".join(hosts)]
     warnings = [w.get("message", "") for w in result.get("warnings", [])]
     if warnings:
         lines += ["", "Notes: " + " ".join(warnings)]

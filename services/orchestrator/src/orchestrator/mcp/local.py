@@ -11,21 +11,22 @@ import contextlib
 import uuid
 from typing import Any
 
+from pydantic import ValidationError
 from starlette.requests import Request
 
 from orchestrator.api.chat_format import progress_line
-from orchestrator.api.models import SearchOptions
+from orchestrator.api.models import DomainLists, SearchOptions
 from orchestrator.api.ratelimit import Family, RateLimited, enforce
-from orchestrator.api.routes import answer_in_session, run_options
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.security import principal_of
+from orchestrator.ask import Question, ask, prepare
 from orchestrator.corpus.documents import pinned
 from orchestrator.corpus.indexer import Counts
 from orchestrator.errors import DomainError
 from orchestrator.events import EventSink, ResultCollector
-from orchestrator.mcp.backend import Progress, ToolError, research_progress_line
+from orchestrator.mcp.backend import Domains, Progress, ToolError, research_progress_line
 from orchestrator.mcp.errors import tool_error
-from orchestrator.policy import research_sources
+from orchestrator.policy import domains_for, research_sources
 from orchestrator.principals import Principal
 from orchestrator.research.manager import ResearchManager
 from orchestrator.research.views import report_markdown
@@ -57,42 +58,36 @@ class LocalBackend:
         except RateLimited as err:
             raise tool_error(err) from None
 
-    async def search(
-        self, query: str, sources: list[str] | None, progress: Progress, scope: str | None = None
-    ) -> Any:
+    async def search(self, query: str, given: dict[str, Any], progress: Progress) -> Any:
         """One quick-search run in a new session; progress lines as the run goes."""
         await self._limit("questions")
         who = self._who()
         owner = who.id
         service = self._runtime.corpus
         try:
-            opts = SearchOptions.model_validate({"sources": sources, "scope": scope})
+            asked = SearchOptions.model_validate(given)
+            lists = asked.domains.model_dump() if asked.domains is not None else None
+            searched, options = prepare(query, asked, self._runtime.deps.settings, lists)
             options = await pinned(
-                run_options(self._runtime, opts),
+                options,
                 service.documents if service is not None else None,
                 who,
-                scope,
-                sources,
+                asked.scope,
+                asked.sources,
             )
-        except DomainError as err:
+        except DomainError as err:  # web search off, a bad domain or site: operator
             raise tool_error(err) from None
+        except ValidationError as err:
+            raise ToolError(f"Invalid search options: {_first_error(err)}") from None
         sink = EventSink()
         collector = ResultCollector()
-        run_id = uuid.uuid4().hex
+        # A tool call is one question: the default Conversation keeps no turn, so no
+        # mcp-<id> conversation is left behind.
+        question = Question(searched, owner, uuid.uuid4().hex, options)
 
         async def produce() -> None:
             try:
-                await answer_in_session(
-                    self._runtime,
-                    sink,
-                    query=query,
-                    session_id="",
-                    options=options,
-                    run_id=run_id,
-                    owner=owner,
-                    # a tool call is one question: no mcp-<id> conversation left behind
-                    keep_turn=False,
-                )
+                await ask(self._runtime.deps, self._runtime.sessions, sink, question)
             finally:
                 sink.close()
 
@@ -144,16 +139,21 @@ class LocalBackend:
         found = await self._runtime.sessions.get(self._who().id, session_id)
         return None if found is None else found.to_json()
 
-    async def research(self, query: str, mode: str, progress: Progress) -> str:
+    async def research(
+        self, query: str, mode: str, progress: Progress, domains: Domains = None
+    ) -> str:
         """One research run to its end; the tool call going away cancels the run."""
         await self._limit("research")
         if self._research is None:
             raise ToolError("Deep research is not available on this Quarry server.")
         manager = self._research.for_(self._who())
+        settings = self._runtime.deps.settings
+        lists = _domain_lists(domains)
         try:
-            sources = research_sources(None, self._runtime.deps.settings)
-            record = await manager.create(query, mode, None, sources)
-        except DomainError as err:  # the in-flight cap
+            sources = research_sources(None, settings)
+            searched, policy = domains_for(query, lists, settings)
+            record = await manager.create(searched, mode, None, sources, domains=policy)
+        except DomainError as err:  # search off, a bad domain, the in-flight cap
             raise tool_error(err) from None
         try:
             async for event in manager.follow(record.id, -1, manager.heartbeat_s):
@@ -169,3 +169,27 @@ class LocalBackend:
             error = (state.error or {}).get("message", final.status)
             raise ToolError(f"The research run ended {final.status}: {error}")
         return report_markdown(final, state)
+
+
+def _domain_lists(domains: Domains) -> dict[str, list[str]] | None:
+    """The tools' domain arguments checked like ``options.domains`` (sizes; the names are
+    checked by the policy).
+
+    Raises:
+        ToolError: too many entries, or one too long.
+    """
+    if not domains:
+        return None
+    try:
+        return DomainLists.model_validate(domains).model_dump()
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise ToolError(f"Invalid domains ({where}): {first.get('msg', '')}") from None
+
+
+def _first_error(err: ValidationError) -> str:
+    """The first problem of a validation error, in words a calling model can act on."""
+    first = err.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg']}"

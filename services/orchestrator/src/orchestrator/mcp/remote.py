@@ -10,7 +10,7 @@ import httpx
 
 from orchestrator.api.chat_format import progress_line
 from orchestrator.events import Event, ResultCollector
-from orchestrator.mcp.backend import Progress, ToolError, research_progress_line
+from orchestrator.mcp.backend import Domains, Progress, ToolError, research_progress_line
 
 NDJSON = {"Accept": "application/x-ndjson"}
 
@@ -41,16 +41,9 @@ class HttpBackend:
                 f"Quarry's API at {self._client.base_url} is unreachable: {err}"
             ) from None
 
-    async def search(
-        self, query: str, sources: list[str] | None, progress: Progress, scope: str | None = None
-    ) -> Any:
+    async def search(self, query: str, options: dict[str, Any], progress: Progress) -> Any:
         """POST /v1/search over NDJSON; progress lines as events arrive."""
         body: dict[str, Any] = {"query": query}
-        options: dict[str, Any] = {}
-        if sources:
-            options["sources"] = sources
-        if scope:
-            options["scope"] = scope
         if options:
             body["options"] = options
         collector = ResultCollector()
@@ -101,17 +94,22 @@ class HttpBackend:
             raise ToolError(_problem_text(reply))
         return reply.json()
 
-    async def research(self, query: str, mode: str, progress: Progress) -> str:
+    async def research(
+        self, query: str, mode: str, progress: Progress, domains: Domains = None
+    ) -> str:
         """POST /v1/research, follow its SSE stream, then GET the report."""
+        body: dict[str, Any] = {"query": query, "mode": mode}
+        if domains:
+            body["options"] = {"domains": domains}
         try:
-            return await self._research(query, mode, progress)
+            return await self._research(body, progress)
         except httpx.TransportError as err:
             raise ToolError(
                 f"Quarry's API at {self._client.base_url} is unreachable: {err}"
             ) from None
 
-    async def _research(self, query: str, mode: str, progress: Progress) -> str:
-        started = await self._client.post("/v1/research", json={"query": query, "mode": mode})
+    async def _research(self, body: dict[str, Any], progress: Progress) -> str:
+        started = await self._client.post("/v1/research", json=body)
         if started.status_code != 202:
             raise ToolError(_problem_text(started))
         run_id = started.json()["research_id"]

@@ -15,6 +15,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from orchestrator.mcp.backend import (
     Backend,
+    Domains,
     Progress,
     ToolError,
     format_answer,
@@ -31,10 +32,14 @@ SEARCH_DOC = """Answer a question from the web and the user's documents, with nu
 Example: search(query="What is the boiling point of water at sea level?")
 sources: "web", "local" (the user's documents) or both; leave empty for the default.
 scope: a folder or file of the user's documents (as quarry://documents lists them) to pin the
-question to; only its passages are used."""
+question to; only its passages are used.
+allow_domains / deny_domains: only / never these sites, e.g. allow_domains=["python.org"]
+(site:python.org and -site:example.com in the query work too).
+engines: SearXNG engines to ask, e.g. ["wikipedia", "arxiv"]; pageno: result page, 1-10."""
 RESEARCH_DOC = """Write a long report with citations about a topic (takes minutes).
 Example: research(query="Compare SQLite and PostgreSQL for a small web app")
-mode: "deep-research" (default) or "due-diligence" (risks and recommendations)."""
+mode: "deep-research" (default) or "due-diligence" (risks and recommendations).
+allow_domains / deny_domains: only / never these sites, as for search."""
 INDEX_DOC = """Add a folder of the user's documents to Quarry's local search.
 Example: index(path="/home/me/notes")
 The folder must be under a root the Quarry server allows."""
@@ -43,6 +48,13 @@ Source = Literal["web", "local"]
 Mode = Literal["deep-research", "due-diligence"]
 # The SDK's request context, typed for a server session (FastMCP injects it by annotation).
 Ctx = Context[ServerSession, object]
+
+
+def _domains(allow: list[str] | None, deny: list[str] | None) -> Domains:
+    """The tools' flat arguments (easier for small models) as the API's ``options.domains``."""
+    if not allow and not deny:
+        return None
+    return {"allow": list(allow or []), "deny": list(deny or [])}
 
 
 def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "/mcp") -> FastMCP:
@@ -69,16 +81,37 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
 
     @mcp.tool(description=SEARCH_DOC)
     async def search(
-        query: str, ctx: Ctx, sources: list[Source] | None = None, scope: str | None = None
+        query: str,
+        ctx: Ctx,
+        sources: list[Source] | None = None,
+        allow_domains: list[str] | None = None,
+        deny_domains: list[str] | None = None,
+        engines: list[str] | None = None,
+        pageno: int | None = None,
+        scope: str | None = None,
     ) -> str:
         progress = reporter(ctx)
-        chosen: list[str] | None = list(sources) if sources else None
-        result = await backend_of(ctx).search(query, chosen, progress, scope or None)
+        given = {
+            "sources": sources,
+            "engines": engines,
+            "pageno": pageno,
+            "domains": _domains(allow_domains, deny_domains),
+            "scope": scope,
+        }
+        options = {k: v for k, v in given.items() if v}  # the API checks them (ToolError)
+        result = await backend_of(ctx).search(query, options, progress)
         return format_answer(result)
 
     @mcp.tool(description=RESEARCH_DOC)
-    async def research(query: str, ctx: Ctx, mode: Mode = "deep-research") -> str:
-        return await backend_of(ctx).research(query, mode, reporter(ctx))
+    async def research(
+        query: str,
+        ctx: Ctx,
+        mode: Mode = "deep-research",
+        allow_domains: list[str] | None = None,
+        deny_domains: list[str] | None = None,
+    ) -> str:
+        domains = _domains(allow_domains, deny_domains)
+        return await backend_of(ctx).research(query, mode, reporter(ctx), domains)
 
     @mcp.tool(description=INDEX_DOC)
     async def index(path: str, ctx: Ctx) -> str:

@@ -16,6 +16,7 @@ from orchestrator.agent.state import RunOptions, RunState
 from orchestrator.budget import Deadline
 from orchestrator.errors import RunFailed
 from orchestrator.llm.base import LLMError
+from orchestrator.policy import stored_domains
 from orchestrator.research.context import BudgetSpent, Ctx
 from orchestrator.research.events import DimensionSink
 from orchestrator.research.prompts import compress_messages, per_source_chars
@@ -36,10 +37,13 @@ def category(iteration: int, index: int) -> str:
     return GAP_CATEGORIES[(index + iteration - 2) % len(GAP_CATEGORIES)]
 
 
-def _counting(ctx: Ctx) -> Any:
+def _counting(ctx: Ctx, dim: Dimension) -> Any:
     def on_event(type_: str, data: dict[str, Any]) -> None:
         if type_ == "read.completed" and data.get("status") == "OK":
             ctx.state.counters.pages_read += 1
+        elif type_ == "policy":  # kept in the stored run, beside the events
+            dropped = data.get("dropped", [])
+            ctx.state.policy_dropped += [{"dimension": dim.id, **d} for d in dropped]
 
     return on_event
 
@@ -133,8 +137,13 @@ async def research_dimension(ctx: Ctx, dim: Dimension, index: int) -> None:
             "added_by": dim.added_by,
         },
     )
-    sink = DimensionSink(ctx.log, dim.id, _counting(ctx))
-    options = RunOptions(sources=tuple(ctx.state.sources_opt), max_rounds=1, prefetch=False)
+    sink = DimensionSink(ctx.log, dim.id, _counting(ctx, dim))
+    options = RunOptions(
+        sources=tuple(ctx.state.sources_opt),
+        max_rounds=1,
+        prefetch=False,
+        domains=stored_domains(ctx.state.domains_opt, ctx.settings),
+    )
     # RunState keeps the synthesis reserve back from its deadline itself.
     deadline = Deadline(ctx.research_left() + ctx.settings.synthesis_reserve_s)
     run = RunState(dim.title, [], options, ctx.deps, sink, deadline)

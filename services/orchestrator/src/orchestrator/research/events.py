@@ -11,20 +11,12 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-import orjson
-
 from orchestrator.events import EventSink, EventType
 from orchestrator.store.base import StoredEvent
 
 logger = logging.getLogger(__name__)
 
 Flush = Callable[[Sequence[StoredEvent]], Awaitable[None]]
-
-
-def sse(event: StoredEvent) -> bytes:
-    """Server-Sent Events framing, ``id`` = the sequence number."""
-    payload = orjson.dumps(event.data)
-    return b"id: %d\nevent: %s\ndata: %s\n\n" % (event.seq, event.type.encode(), payload)
 
 
 class EventLog:
@@ -113,7 +105,7 @@ class EventLog:
 
 # The agent steps' events a research run passes on (tagged with the dimension); the others
 # (rank.completed, read.*, chunks.ranked) only move counters.
-_FORWARDED = frozenset({"search.started", "search.completed", "judge", "warning"})
+_FORWARDED = frozenset({"search.started", "search.completed", "judge", "warning", "policy"})
 _FIELDS_DROPPED = frozenset({"round", "unresponsive_engines"})
 
 

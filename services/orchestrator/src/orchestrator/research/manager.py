@@ -18,6 +18,7 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 
 from orchestrator.agent.state import Deps
+from orchestrator.domains import DomainPolicy
 from orchestrator.errors import ResearchConflict, ResearchNotFound, TooManyResearchRuns
 from orchestrator.policy import research_sources
 from orchestrator.principals import Principal
@@ -163,6 +164,8 @@ class ResearchManager:
         session_id: str | None,
         sources: Sequence[str],
         owner: str,
+        *,
+        domains: DomainPolicy | None = None,
     ) -> RunRecord:
         """Store and start a new run owned by ``owner``.
 
@@ -175,6 +178,8 @@ class ResearchManager:
         sources = research_sources(sources, self._settings)
         now = time.time()
         state = ResearchState(sources_opt=list(sources))
+        if domains is not None:  # the server's lists are read again whenever the run executes
+            state.domains_opt = domains.request_rules()
         record = RunRecord(
             id=uuid.uuid4().hex,
             query=query,
@@ -228,7 +233,8 @@ class ResearchManager:
             time.time(),
         )
         async with self._sessions.use(run.record.owner, session_id) as session:
-            await self._sessions.add_turn(session, turn)
+            # a conversation a run started is listed as research (GET /v1/sessions)
+            await self._sessions.add_turn(session, turn, kind="research")
 
     @property
     def heartbeat_s(self) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
+from orchestrator.domains import DomainPolicy
 from orchestrator.errors import ResearchNotFound
 from orchestrator.principals import NotVisible, Principal, listed_owner
 from orchestrator.research.state import ResearchState
@@ -29,10 +30,18 @@ class OwnedRuns:
         return self._manager.heartbeat_s
 
     async def create(
-        self, query: str, mode: str, session_id: str | None, sources: Sequence[str]
+        self,
+        query: str,
+        mode: str,
+        session_id: str | None,
+        sources: Sequence[str],
+        *,
+        domains: DomainPolicy | None = None,
     ) -> RunRecord:
         """Start a run owned by the caller (see ResearchManager.create)."""
-        return await self._manager.create(query, mode, session_id, sources, self.who.id)
+        return await self._manager.create(
+            query, mode, session_id, sources, self.who.id, domains=domains
+        )
 
     async def list_runs(
         self, limit: int, offset: int, owner: str | None = None

@@ -81,6 +81,10 @@ class ResearchState(BaseModel):
     """Everything a run accumulates; enough to resume it from its last completed phase."""
 
     sources_opt: list[str] = Field(default_factory=lambda: ["web"])
+    # The request's domain rules and the query's site: operators (DomainPolicy.request_rules).
+    domains_opt: dict[str, list[str]] = Field(default_factory=dict)
+    # What the domain policy dropped: the `policy` events' entries, tagged with the dimension.
+    policy_dropped: list[dict[str, Any]] = Field(default_factory=list)
     brief: str = ""
     scoped: bool = False
     reviewed: bool = False

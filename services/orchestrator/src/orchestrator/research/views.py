@@ -22,6 +22,8 @@ def summary(record: RunRecord) -> dict[str, Any]:
         "created_at": record.created_at,
         "updated_at": record.updated_at,
         "finished_at": record.finished_at,
+        # the conversation the run's report joins (the web UI lists the pair once)
+        "session_id": record.session_id,
     }
 
 
@@ -30,7 +32,6 @@ def view(record: RunRecord, state: ResearchState) -> dict[str, Any]:
     return {
         **summary(record),
         "completed_phase": state.completed_phase,
-        "session_id": record.session_id,
         "brief": state.brief,
         "dimensions": [d.model_dump() for d in state.dimensions],
         "findings": [f.model_dump() for f in state.findings],
@@ -40,6 +41,7 @@ def view(record: RunRecord, state: ResearchState) -> dict[str, Any]:
         "counters": state.counters.model_dump(),
         "timings_ms": state.timings_ms,
         "warnings": state.warnings,
+        "policy": {"rules": state.domains_opt, "dropped": state.policy_dropped},
         "error": state.error,
         "last_event_id": record.last_seq,
     }

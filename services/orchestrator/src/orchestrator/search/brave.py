@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,8 +97,11 @@ class BraveClient:
         categories: str | None = None,
         language: str | None = None,
         time_range: str | None = None,
+        engines: Sequence[str] | None = None,
+        pageno: int = 1,
     ) -> SearchResponse:
-        """One page of web results in Brave's order.
+        """One page of web results in Brave's order (``pageno``: Brave's ``offset`` + 1;
+        ``engines`` name SearXNG engines and mean nothing to Brave).
 
         Raises:
             SearchFailed: no key, a refused key, a spent quota (kind ``rate_limited``, with the
@@ -106,6 +110,8 @@ class BraveClient:
         if not self._key:
             raise SearchFailed(NO_KEY, self.base_url, "config")
         params: dict[str, str | int] = {"q": query, "count": COUNT}
+        if pageno > 1:
+            params["offset"] = pageno - 1
         if time_range in _FRESHNESS:
             params["freshness"] = _FRESHNESS[time_range]
         if language:

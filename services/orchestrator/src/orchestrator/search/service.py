@@ -23,8 +23,18 @@ from orchestrator.search.ratelimit import BackendRates, RateLimited
 logger = logging.getLogger(__name__)
 
 Mode = Literal["failover", "merge"]
-#: A search's query, categories, language and time range.
-Args = tuple[str, str | None, str | None, str | None]
+
+
+@dataclass(frozen=True)
+class Args:
+    """One search as every backend is asked it."""
+
+    query: str
+    categories: str | None = None
+    language: str | None = None
+    time_range: str | None = None
+    engines: tuple[str, ...] = ()
+    pageno: int = 1
 
 
 class SearchClient(Protocol):
@@ -37,6 +47,8 @@ class SearchClient(Protocol):
         categories: str | None = None,
         language: str | None = None,
         time_range: str | None = None,
+        engines: Sequence[str] | None = None,
+        pageno: int = 1,
     ) -> SearchResponse:
         """One page of results."""
         ...
@@ -89,9 +101,12 @@ class SearchService:
         categories: str | None = None,
         language: str | None = None,
         time_range: str | None = None,
+        engines: Sequence[str] | None = None,
+        pageno: int = 1,
         cache: bool = True,
     ) -> SearchResponse:
-        """Results for ``query`` from the backends (or the cache, unless ``cache`` is False).
+        """Results for ``query`` from the backends (or the cache, unless ``cache`` is False):
+        ``pageno`` is the page (1-based), ``engines`` the SearXNG engines to ask.
 
         Raises:
             SearchFailed: every backend failed; the message names each and what to do.
@@ -103,10 +118,18 @@ class SearchService:
                 "",
                 "config",
             )
-        key = (query, categories or "", language or "", time_range or "", *self.names)
+        args = Args(query, categories, language, time_range, tuple(engines or ()), pageno)
+        key = (
+            query,
+            categories or "",
+            language or "",
+            time_range or "",
+            ",".join(args.engines),
+            str(pageno),
+            *self.names,
+        )
         if cache and self._cache is not None and (hit := self._cache.get(key)) is not None:
             return hit
-        args = (query, categories, language, time_range)
         if self._mode == "merge":
             response = await self._merge(args)
         else:
@@ -151,13 +174,17 @@ class SearchService:
             return err
 
     async def _ask(self, backend: Backend, args: Args) -> SearchResponse:
-        query, categories, language, time_range = args
         async with self._limit:
             try:
                 if self._rates is not None:
                     await self._rates.acquire(backend.name, within=self._rate_wait_s)
                 response = await backend.client.search(
-                    query, categories=categories, language=language, time_range=time_range
+                    args.query,
+                    categories=args.categories,
+                    language=args.language,
+                    time_range=args.time_range,
+                    engines=args.engines or None,
+                    pageno=args.pageno,
                 )
             except RateLimited as err:
                 raise SearchFailed(str(err), backend.name, "rate_limited") from None

@@ -73,9 +73,9 @@ class SqliteSessionDB:
             if row is None:
                 return None
             turns = [
-                Turn(q, a, tuple(json.loads(src)), status, at)
-                for q, a, src, status, at in c.execute(
-                    "SELECT question, answer, sources, status, at FROM session_turns "
+                Turn(q, a, tuple(json.loads(src)), status, at, policy=json.loads(policy))
+                for q, a, src, status, at, policy in c.execute(
+                    "SELECT question, answer, sources, status, at, policy FROM session_turns "
                     "WHERE owner = ? AND session_id = ? ORDER BY idx",
                     key,
                 )
@@ -89,7 +89,17 @@ class SqliteSessionDB:
         """Store the session's title and turns as they are now (one transaction)."""
         owner, sid = session.key
         turns = [
-            (owner, sid, i, t.question, t.answer, json.dumps(list(t.sources)), t.status, t.at)
+            (
+                owner,
+                sid,
+                i,
+                t.question,
+                t.answer,
+                json.dumps(list(t.sources)),
+                t.status,
+                t.at,
+                json.dumps(t.policy),
+            )
             for i, t in enumerate(session.turns)
         ]
         row = (owner, sid, session.title, session.kind, session.created, session.updated)
@@ -108,7 +118,7 @@ class SqliteSessionDB:
                 )
                 c.executemany(
                     "INSERT INTO session_turns (owner, session_id, idx, question, answer, "
-                    "sources, status, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "sources, status, at, policy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     turns,
                 )
 

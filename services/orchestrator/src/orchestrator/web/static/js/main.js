@@ -5,8 +5,10 @@ import { ApiError, adoptTokenFromFragment, getJSON, onUnauthorized, setToken } f
 import { Composer } from "./composer.js";
 import { installDocuments } from "./documents.js";
 import { h } from "./dom.js";
+import { installDomains, withDomains } from "./domains.js";
 import { installSourceCard } from "./markdown.js";
-import { ask, restoreTurn, Turn } from "./quick.js";
+import { collect, installOptions } from "./options.js";
+import { ask, restoreTurn, STORED, Turn } from "./quick.js";
 import { ResearchView } from "./research.js";
 import * as sessions from "./sessions.js";
 
@@ -32,9 +34,39 @@ async function refreshSidebar() {
   const current = state.researchId || state.sessionId;
   try {
     const items = await sessions.listAll();
-    sessions.draw($("session-list"), items, { current, onOpen: openItem, onDelete: deleteItem });
+    sessions.draw($("session-list"), items, { current, onOpen: openItem, onDelete: deleteItem, onRename: renameItem });
   } catch (err) {
     $("session-list").replaceChildren(h("p", { class: "empty", text: `Could not list conversations: ${err.message}` }));
+  }
+}
+
+// The memory meter: how much of the conversation the next question carries (GET
+// /v1/sessions/{id}'s ``memory``); hidden without a conversation.
+function showMemory(memory) {
+  const box = $("memory");
+  if (!memory || !memory.turns) {
+    box.hidden = true;
+    return;
+  }
+  const meter = $("memory-meter");
+  const budget = Math.max(memory.budget, 1);
+  meter.max = budget;
+  meter.high = budget * 0.8;
+  meter.value = Math.min(memory.chars, budget);
+  const share = Math.round((100 * memory.chars) / budget);
+  $("memory-text").textContent = memory.dropped
+    ? `${share} % · ${memory.dropped} of ${memory.turns} turns left out`
+    : `${share} % · ${memory.kept} ${memory.kept === 1 ? "turn" : "turns"}`;
+  box.title = `The next question carries ${memory.kept} of ${memory.turns} turns: ${memory.chars} of ${memory.budget} characters of history.`;
+  box.hidden = false;
+}
+
+async function refreshMemory(id) {
+  try {
+    const session = await getJSON(`/v1/sessions/${encodeURIComponent(id)}`);
+    if (state.sessionId === id) showMemory(session.memory);
+  } catch {
+    // gone or unreachable: the meter keeps its last reading
   }
 }
 
@@ -49,6 +81,7 @@ function newConversation() {
   Object.assign(state, { sessionId: null, researchId: null });
   $("thread").replaceChildren();
   $("intro").hidden = false;
+  showMemory(null);
   show("quick");
   navigate(null);
   closeNav();
@@ -62,10 +95,12 @@ async function openSession(id) {
   Object.assign(state, { sessionId: id, researchId: null });
   $("thread").replaceChildren();
   $("intro").hidden = true;
+  showMemory(null);
   try {
     const session = await getJSON(`/v1/sessions/${encodeURIComponent(id)}`);
     const turns = session.turns || [];
-    for (const turn of turns) restoreTurn($("thread"), turn);
+    for (const turn of turns) restoreTurn($("thread"), turn, { onEdit: editTurn });
+    showMemory(session.memory);
     if (!turns.length) $("intro").hidden = false;
     // A link opened here joins this browser's list (until the server lists sessions itself).
     else sessions.remember({ id, title: turns[0].question, type: "chat", updated: session.updated * 1000 });
@@ -105,11 +140,22 @@ async function deleteItem(item) {
   else refreshSidebar();
 }
 
+async function renameItem(item, title) {
+  try {
+    await sessions.rename(item, title);
+  } catch (err) {
+    $("session-list").prepend(h("p", { class: "notice", role: "alert", text: `Could not rename: ${err.message}` }));
+  }
+  refreshSidebar();
+}
+
 function stopQuick() {
   if (state.controller) state.controller.abort();
 }
 
-async function askQuick(query) {
+// Ask ``query`` in the open conversation (a new one if none); ``editing`` (1-based) re-asks
+// that turn instead, the server replacing it and every turn after it.
+async function askQuick(query, { editing = null } = {}) {
   research.detach();
   show("quick");
   $("intro").hidden = true;
@@ -118,24 +164,54 @@ async function askQuick(query) {
     navigate(`s=${state.sessionId}`);
   }
   state.researchId = null;
-  const turn = new Turn($("thread"), query);
+  const turn = new Turn($("thread"), query, { onEdit: editTurn });
   turn.el.scrollIntoView({ block: "start" });
-  composer.clear();
+  if (!editing) composer.clear();
   composer.busy(true);
   const controller = (state.controller = new AbortController());
-  sessions.remember({ id: state.sessionId, title: query, type: "chat" });
+  const sessionId = state.sessionId;
+  sessions.remember({ id: sessionId, title: query, type: "chat" });
   refreshSidebar();
-  await ask(turn, { query, sessionId: state.sessionId, signal: controller.signal });
+  await ask(turn, { query, sessionId, signal: controller.signal, options: collect(), editTurn: editing });
   if (state.controller === controller) state.controller = null;
   composer.busy(false);
+  // A failed or stopped edit changed nothing on the server: show its turns again.
+  if (editing && !STORED.has(turn.el.dataset.status)) await restoreAfter(sessionId, editing, turn);
   refreshSidebar();
+  refreshMemory(sessionId);
+}
+
+// Put the server's turns from ``from`` (1-based) on back, before the failed edit's turn.
+async function restoreAfter(id, from, failed) {
+  try {
+    const session = await getJSON(`/v1/sessions/${encodeURIComponent(id)}`);
+    if (state.sessionId !== id) return;
+    const holder = h("div");
+    for (const stored of (session.turns || []).slice(from - 1)) restoreTurn(holder, stored, { onEdit: editTurn });
+    failed.el.before(...holder.children);
+  } catch {
+    // the server is gone too: the failed turn says so
+  }
+}
+
+// Edit (or regenerate) a turn: it and the turns after it leave the page, and the question is
+// asked again in its place. Nothing while another question runs (the turns would shift).
+function editTurn(turn, query) {
+  if (state.controller || !state.sessionId) return;
+  const turns = [...$("thread").querySelectorAll(".turn")];
+  const at = turns.indexOf(turn.el);
+  if (at < 0) return;
+  const index = turns.slice(0, at).filter((el) => STORED.has(el.dataset.status)).length + 1;
+  for (const el of turns.slice(at)) el.remove();
+  askQuick(query, { editing: index });
 }
 
 async function startResearch(query, mode) {
   composer.busy(true);
+  showMemory(null);
   try {
     const sessionId = state.sessionId || newId();
-    const started = await getJSON("/v1/research", { method: "POST", body: { query, mode, session_id: sessionId } });
+    const started = await getJSON("/v1/research", { method: "POST", body: withDomains({ query, mode, session_id: sessionId }) });
     const id = started.research_id;
     state.researchId = id;
     sessions.remember({ id, title: query, type: "research" });
@@ -198,8 +274,10 @@ function installTokenDialog() {
 
 adoptTokenFromFragment();
 installTokenDialog();
+installOptions();
 installSourceCard($("source-card"));
 installDocuments({ button: $("open-docs"), dialog: $("docs-dialog"), before: $("composer") });
+installDomains($("composer"));
 const composer = new Composer($("composer"), {
   onSubmit: (query, mode) => (mode ? startResearch(query, mode) : askQuick(query)),
   onStop: () => (state.controller ? stopQuick() : research.stop()),

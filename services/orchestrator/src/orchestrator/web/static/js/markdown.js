@@ -1,7 +1,8 @@
 // Markdown from the model (and anything from web pages) becomes DOM only through marked and
 // then DOMPurify; citation badges and source cards are built with textContent, never HTML.
+// Code blocks are highlighted by highlight.js (vendored), its markup purified again.
 
-const { marked, DOMPurify } = window;
+const { marked, DOMPurify, hljs } = window;
 
 marked.use({ gfm: true, breaks: false });
 
@@ -97,10 +98,35 @@ function addBadges(root, sources) {
   }
 }
 
-// Render ``markdown`` into ``element`` with badges for ``sources`` (a Map n → source).
-export function renderInto(element, markdown, sources) {
+// highlight.js escapes the code it wraps in <span class="hljs-…">; what it returns is purified
+// once more down to exactly that, so a bug there cannot put markup from a model on the page.
+const CODE_PURIFY = { ALLOWED_TAGS: ["span"], ALLOWED_ATTR: ["class"] };
+// Beyond this, guessing the language of an unlabelled block costs more than it shows.
+const MAX_HIGHLIGHT = 20000;
+
+// Highlight every code block under ``root`` (its ```lang label, else highlight.js's guess).
+export function highlightCode(root) {
+  if (!hljs) return;
+  for (const code of root.querySelectorAll("pre > code")) {
+    const text = code.textContent;
+    if (!text.trim() || text.length > MAX_HIGHLIGHT) continue;
+    const label = /\blanguage-([\w+#.-]+)/.exec(code.className);
+    const known = label && hljs.getLanguage(label[1]);
+    const result = known
+      ? hljs.highlight(text, { language: label[1], ignoreIllegals: true })
+      : hljs.highlightAuto(text);
+    code.innerHTML = DOMPurify.sanitize(result.value, CODE_PURIFY);
+    code.classList.add("hljs");
+    if (result.language) code.dataset.language = result.language;
+  }
+}
+
+// Render ``markdown`` into ``element`` with badges for ``sources`` (a Map n → source);
+// ``highlight``: colour the code blocks (for a finished text, not on every streamed frame).
+export function renderInto(element, markdown, sources, { highlight = false } = {}) {
   const template = document.createElement("template");
   template.innerHTML = sanitize(markdown);
+  if (highlight) highlightCode(template.content);
   addBadges(template.content, sources || new Map());
   element.replaceChildren(template.content);
 }

@@ -3,6 +3,7 @@
 import { withScope } from "./documents.js";
 import { ApiError, readEvents, request } from "./api.js";
 import { copyText, download, h, seconds, slug } from "./dom.js";
+import { policyNote, withDomains } from "./domains.js";
 import { hostOf, markSentences, passageOf, renderInto, safeHref } from "./markdown.js";
 
 // What an error code means for the person looking at the page.
@@ -23,6 +24,8 @@ const STAGES = [
 ];
 
 let turnCounter = 0;
+// Turns the server keeps (a failed or stopped run leaves nothing): edit_turn counts only these.
+export const STORED = new Set(["answered", "clarify", "from_history"]);
 
 export function sourceItem(source, prefix) {
   const href = safeHref(source.url);
@@ -45,7 +48,9 @@ export function markdownOf(question, answer, sources) {
 }
 
 export class Turn {
-  constructor(thread, question) {
+  // ``onEdit(turn, question)``: ask this turn again (edited, or the same text to regenerate).
+  constructor(thread, question, { onEdit = null } = {}) {
+    this.onEdit = onEdit;
     this.id = `t${++turnCounter}`;
     this.question = question;
     this.sources = new Map();
@@ -56,7 +61,11 @@ export class Turn {
     this.pending = false;
     this.stages = new Map();
     this.el = h("article", { class: "turn", "aria-labelledby": `${this.id}-q` },
-      h("h2", { class: "question", id: `${this.id}-q`, text: question }),
+      (this.questionRow = h("div", { class: "question-row" },
+        h("h2", { class: "question", id: `${this.id}-q`, text: question }),
+        (this.editControls = h("div", { class: "turn-edit", hidden: true },
+          h("button", { type: "button", class: "edit", "aria-label": `Edit question: ${question}`, onclick: () => this.startEdit() }, "Edit"),
+          h("button", { type: "button", class: "regenerate", "aria-label": `Regenerate the answer to: ${question}`, onclick: () => this.onEdit(this, this.question) }, "Regenerate"))))),
       (this.activity = h("ol", { class: "stages", "aria-label": "Progress" })),
       (this.status = h("p", { class: "status", role: "status", "aria-live": "polite" })),
       (this.warnings = h("ul", { class: "warnings", "aria-label": "Warnings", hidden: true })),
@@ -80,6 +89,42 @@ export class Turn {
 
   markdown() {
     return markdownOf(this.question, this.answer, this.sources);
+  }
+
+  // Edit and Regenerate, once the server keeps this turn (and a caller can re-ask it).
+  editable() {
+    this.editControls.hidden = !(this.onEdit && STORED.has(this.el.dataset.status));
+  }
+
+  // The question becomes a text box: Enter (or Save) re-asks it, Escape (or Cancel) keeps it.
+  startEdit() {
+    const box = h("textarea", { class: "edit-box", rows: "2", "aria-label": "Edited question" });
+    box.value = this.question;
+    const cancel = () => {
+      form.replaceWith(this.questionRow);
+      this.editControls.querySelector(".edit").focus();
+    };
+    const form = h("form", {
+      class: "edit-form",
+      onsubmit: (e) => {
+        e.preventDefault();
+        const text = box.value.trim();
+        if (text) this.onEdit(this, text);
+      },
+    }, box, h("div", { class: "edit-actions" },
+      h("button", { type: "submit", class: "primary" }, "Save and regenerate"),
+      h("button", { type: "button", onclick: cancel }, "Cancel")));
+    box.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        cancel();
+      } else if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    this.questionRow.replaceWith(form);
+    box.focus();
   }
 
   stage(key, label, state = "active") {
@@ -124,7 +169,7 @@ export class Turn {
   finish(answer, support = null) {
     this.finished = true;
     this.answer = answer;
-    renderInto(this.answerEl, this.answer, this.sources);
+    renderInto(this.answerEl, this.answer, this.sources, { highlight: true });
     if (support) this.showSupport(support);
     this.actions.hidden = !this.answer.trim();
   }
@@ -201,6 +246,11 @@ export class Turn {
         this.answerEl.setAttribute("aria-busy", "false");
         this.finish(data.text, data);
         break;
+      case "policy": {
+        const note = policyNote(data);
+        if (note) this.warn(note);
+        break;
+      }
       case "warning":
         this.warn(data.message);
         break;
@@ -222,6 +272,7 @@ export class Turn {
     this.say(`${what[data.status] || data.status} in ${seconds(data.duration_ms)}${pages}`);
     this.el.dataset.status = data.status;
     this.actions.hidden = !this.answer.trim();
+    this.editable();
   }
 
   stopped() {
@@ -233,12 +284,17 @@ export class Turn {
   }
 }
 
-// Ask one question; resolves when the run ends, is stopped, or fails.
-export async function ask(turn, { query, sessionId, signal }) {
+// Ask one question; resolves when the run ends, is stopped, or fails. ``options`` are
+// POST /v1/search's; ``editTurn`` (1-based) re-asks that turn of the session, replacing it and
+// the turns after it.
+export async function ask(turn, { query, sessionId, signal, options = {}, editTurn = null }) {
+  const body = { query, session_id: sessionId };
+  if (Object.keys(options).length) body.options = options;
+  if (editTurn) body.edit_turn = editTurn;
   try {
     const response = await request("/v1/search", {
       method: "POST",
-      body: withScope({ query, session_id: sessionId }),
+      body: withScope(withDomains(body)),
       accept: "text/event-stream",
       signal,
     });
@@ -258,11 +314,14 @@ export async function ask(turn, { query, sessionId, signal }) {
 }
 
 // A finished turn from a stored session (GET /v1/sessions/{id}).
-export function restoreTurn(thread, stored) {
-  const turn = new Turn(thread, stored.question);
+export function restoreTurn(thread, stored, { onEdit = null } = {}) {
+  const turn = new Turn(thread, stored.question, { onEdit });
   turn.setSources(stored.sources || []);
   turn.finish(stored.answer || "");
+  const note = stored.policy ? policyNote(stored.policy) : null;
+  if (note) turn.warn(note);
   if (stored.status === "clarify") turn.answerEl.classList.add("clarify");
   turn.el.dataset.status = stored.status;
+  turn.editable();
   return turn;
 }

@@ -298,7 +298,7 @@ export class ResearchView {
     const draw = () => {
       this.pending = false;
       const body = $("r-body");
-      renderInto(body, this.report, this.sources);
+      renderInto(body, this.report, this.sources, { highlight: !streaming });
       const toc = [];
       let ownContents = false;
       body.querySelectorAll("h1, h2, h3").forEach((heading, i) => {

@@ -49,13 +49,15 @@ function when(value) {
 function normalise(body, type) {
   const items = Array.isArray(body) ? body : body.items || body.sessions || body.runs || [];
   return items.map((item) => ({
-    id: item.id || item.session_id || item.research_id,
+    // a run names its conversation too (session_id): its own id is research_id
+    id: type === "research" ? item.research_id || item.id : item.id || item.session_id,
     title: item.title || item.query || item.question || "Untitled",
     type,
     icon: item.type === "research" ? "research" : type,
     turns: item.turns,
     updated: when(item.updated || item.updated_at || item.created_at || item.created),
     status: item.status,
+    sessionId: type === "research" ? item.session_id || null : null,
   }));
 }
 
@@ -84,11 +86,14 @@ export async function listAll() {
     const mine = local.find((s) => s.id === item.id);
     byId.set(item.id, { ...item, title: item.title !== "Untitled" ? item.title : (mine && mine.title) || item.title });
   }
-  // A research run's own conversation holds just the report's gist until a follow-up: the run
-  // stands for it in the list.
-  const reports = new Set((runs || []).map((r) => r.title));
+  // A research run's own conversation (listed with type "research") holds just the report's
+  // gist until a follow-up: the run stands for it in the list. Runs name their conversation;
+  // a server whose runs do not is matched by title.
+  const joined = new Set((runs || []).map((r) => r.sessionId).filter(Boolean));
+  const reports = new Set((runs || []).filter((r) => !r.sessionId).map((r) => r.title));
   for (const item of chats || []) {
-    if (item.icon === "research" && (item.turns || 0) <= 1 && reports.has(item.title)) byId.delete(item.id);
+    const ofRun = joined.has(item.id) || reports.has(item.title);
+    if (item.icon === "research" && (item.turns || 0) <= 1 && ofRun) byId.delete(item.id);
   }
   const hidden = new Set(readList(HIDDEN_KEY));
   return [...byId.values()].filter((s) => s.id && !hidden.has(s.id)).sort((a, b) => b.updated - a.updated);
@@ -116,6 +121,36 @@ function icon(type) {
   return svg;
 }
 
+// PATCH /v1/sessions/{id}: a conversation's new title (this browser's list follows).
+export async function rename(item, title) {
+  await request(`/v1/sessions/${encodeURIComponent(item.id)}`, { method: "PATCH", body: { title } });
+  const list = readList(LOCAL_KEY).map((s) => (s.id === item.id ? { ...s, title } : s));
+  localStorage.setItem(LOCAL_KEY, JSON.stringify(list));
+}
+
+// An inline form in place of the entry's link: Enter renames, Escape (or Cancel) keeps it.
+function renameForm(li, item, onRename, onCancel) {
+  const input = h("input", { type: "text", value: item.title, maxlength: "200", "aria-label": `New title for “${item.title}”` });
+  const form = h("form", {
+    class: "rename-form",
+    onsubmit: (e) => {
+      e.preventDefault();
+      const title = input.value.trim();
+      if (title && title !== item.title) onRename(item, title);
+      else onCancel();
+    },
+  }, input, h("button", { type: "submit" }, "Save"), h("button", { type: "button", onclick: onCancel }, "Cancel"));
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      e.preventDefault();
+      onCancel();
+    }
+  });
+  li.replaceChildren(form);
+  input.focus();
+  input.select();
+}
+
 export async function remove(item) {
   const path = item.type === "research" ? `/v1/research/${item.id}` : `/v1/sessions/${item.id}`;
   try {
@@ -131,7 +166,7 @@ export async function remove(item) {
 }
 
 // Draw the grouped list; ``current`` is the open id; ``onOpen``/``onDelete`` get the item.
-export function draw(nav, items, { current, onOpen, onDelete }) {
+export function draw(nav, items, { current, onOpen, onDelete, onRename }) {
   if (!items.length) {
     nav.replaceChildren(h("p", { class: "empty", text: "No conversations yet." }));
     return;
@@ -159,7 +194,24 @@ export function draw(nav, items, { current, onOpen, onDelete }) {
           title: "Delete",
           onclick: () => onDelete(item),
         }, "×");
-        return h("li", { class: "session" }, link, del);
+        const li = h("li", { class: "session" }, link);
+        // conversations can be renamed (PATCH /v1/sessions); research runs keep their question
+        if (item.type === "chat" && onRename) {
+          const restore = () => {
+            li.replaceChildren(link, edit, del);
+            edit.focus();
+          };
+          const edit = h("button", {
+            type: "button",
+            class: "session-rename",
+            "aria-label": `Rename “${item.title}”`,
+            title: "Rename",
+            onclick: () => renameForm(li, item, onRename, restore),
+          }, "✎");
+          li.append(edit);
+        }
+        li.append(del);
+        return li;
       }))));
   nav.replaceChildren(...sections);
 }
