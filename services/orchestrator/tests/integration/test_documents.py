@@ -363,3 +363,22 @@ async def test_cli_lists_pins_and_removes(corpus_world: World, tmp_path: Path) -
     assert removed == (0, f"removed {root}/harbour.md\n", "")
     paths = [d["path"] for d in json.loads(after[1])["documents"]]
     assert paths == [f"{root}/report.pdf", f"{root}/sub/ferry.md"]
+
+
+async def test_openai_extra_body_pins_the_question(corpus_world: World, tmp_path: Path) -> None:
+    async with documents(corpus_world, tmp_path) as (s, root, _):
+        asked = {
+            "model": "quarry-search",
+            "messages": [{"role": "user", "content": "ferry pier rebuilt"}],
+            "options": {"scope": str(root / "report.pdf")},
+        }
+        reply = await s.client.post("/v1/chat/completions", json=asked)
+        wrong = await s.client.post(
+            "/v1/chat/completions", json={**asked, "options": {"scope": "/nowhere"}}
+        )
+    assert reply.status_code == 200, reply.text
+    (src,) = reply.json()["sources"]
+    assert src["url"] == f"local:{root}/report.pdf"
+    assert src["pages"] == [3]
+    assert wrong.status_code == 422, wrong.text
+    assert "scope" in wrong.json()["error"]["message"]
