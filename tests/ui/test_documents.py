@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import FilePayload, Page, expect
 
 from services.orchestrator.tests.integration.documents_support import paged_pdf
 from tests.ui.conftest import shot
@@ -54,8 +54,8 @@ def test_upload_then_ask_pinned_then_remove(page: Page, world: UiWorld) -> None:
     open_panel(page)
     page.locator("#doc-files").set_input_files(
         [
-            {"name": "boathouse.md", "mimeType": "text/markdown", "buffer": NOTE},
-            {"name": "handbook.pdf", "mimeType": "application/pdf", "buffer": PDF},
+            FilePayload(name="boathouse.md", mimeType="text/markdown", buffer=NOTE),
+            FilePayload(name="handbook.pdf", mimeType="application/pdf", buffer=PDF),
         ]
     )
     dialog = page.get_by_role("dialog", name="Your documents")
@@ -101,7 +101,7 @@ def test_drag_and_drop_and_a_refused_file(page: Page, world: UiWorld) -> None:
     expect(dialog.get_by_role("status")).to_contain_text("Added dropped.md")
     expect(dialog.locator(".doc", has_text="dropped.md")).to_have_count(1)
     page.locator("#doc-files").set_input_files(
-        [{"name": "archive.zip", "mimeType": "application/zip", "buffer": b"PK\x03\x04zip"}]
+        [FilePayload(name="archive.zip", mimeType="application/zip", buffer=b"PK\x03\x04zip")]
     )
     expect(dialog.get_by_role("alert")).to_contain_text("Not added")
     expect(dialog.get_by_role("alert")).to_contain_text("archive.zip")

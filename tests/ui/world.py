@@ -166,7 +166,11 @@ async def _start(es: AsyncExitStack) -> UiWorld:
     # source (uploads would otherwise add "local"), so the other tests' answers are unchanged.
     upload_dir = tempfile.mkdtemp(prefix="quarry-ui-uploads-")
     es.callback(shutil.rmtree, upload_dir, ignore_errors=True)
-    documents = {"index_addr": world.index_addr, "upload_dir": upload_dir, "sources": "web"}
+    documents: dict[str, Any] = {
+        "index_addr": world.index_addr,
+        "upload_dir": upload_dir,
+        "sources": "web",
+    }
     base_url = await _serve(es, create_app(Settings(**config, **documents)))
     token_url = None
     if has_tokens():
