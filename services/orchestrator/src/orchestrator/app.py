@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 
 from orchestrator.api.corpus_routes import UPLOAD_PATHS
 from orchestrator.api.corpus_routes import router as corpus_router
+from orchestrator.api.export_routes import router as export_router
 from orchestrator.api.openai_routes import router as openai_router
 from orchestrator.api.problems import BodyGuard, install_problem_handlers
 from orchestrator.api.ratelimit import RateLimiter
@@ -21,6 +22,7 @@ from orchestrator.api.research_routes import router as research_router
 from orchestrator.api.routes import router
 from orchestrator.api.runtime import Probe, Runtime, RuntimeFactory, production_runtime
 from orchestrator.api.security import install_security, load_tokens
+from orchestrator.api.settings_routes import router as settings_router
 from orchestrator.config import Settings
 from orchestrator.events import API_VERSION
 from orchestrator.mcp.local import LocalBackend
@@ -111,7 +113,9 @@ def create_app(
     app.include_router(router)
     app.include_router(corpus_router)
     app.include_router(research_router)
+    app.include_router(export_router)
     app.include_router(openai_router)
+    app.include_router(settings_router)
     app.router.routes.extend(mcp_routes)
 
     @app.get("/healthz", tags=["ops"])

@@ -75,6 +75,8 @@ def run_options(opts: AskOptions | None, settings: SourcesPolicy) -> RunOptions:
         search_cache=opts.search_cache,
         mode=opts.mode,
         detail=opts.detail,
+        # Not every face offers it (the OpenAI and MCP faces take the server's setting).
+        agent=getattr(opts, "agent", None),
         # checked names (api/models.py ENGINE_PATTERN), each asked once
         engines=tuple(dict.fromkeys(e.strip() for e in opts.engines or ())),
         pageno=opts.pageno or 1,

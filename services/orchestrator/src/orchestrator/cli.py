@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 import httpx
 
-from orchestrator import cli_index, cli_research
+from orchestrator import cli_export, cli_index, cli_research
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -328,6 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_index.add_parser(sub)
     cli_index.add_docs_parser(sub)
     cli_research.add_parser(sub)
+    cli_export.add_parsers(sub)
     sub.add_parser(
         "mcp",
         help="serve Quarry's MCP tools over stdio (for assistants that launch it); the tools "
@@ -348,6 +349,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         from orchestrator.mcp.stdio import run_stdio
 
         return run_stdio(args.url, os.environ.get("QUARRY_API_TOKEN", ""))
+    if args.command == "replay":
+        return cli_export.run_replay(args, stdout)
     timeout = httpx.Timeout(args.timeout, connect=5.0)
     try:
         headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
@@ -358,6 +361,10 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
                 return cli_index.run_docs(client, args, stdout)
             if args.command == "research":
                 return cli_research.run_research(client, args, stdout)
+            if args.command == "export":
+                return cli_export.run_export(client, args, stdout)
+            if args.command == "bundle":
+                return cli_export.run_bundle(client, args)
             if args.regenerate:
                 args.question, args.edit_turn = _regenerate(client, args), args.regenerate
                 if not args.question:

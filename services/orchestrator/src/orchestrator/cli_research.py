@@ -24,6 +24,8 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from orchestrator import cli_export
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 5
 RECONNECTS = 3
 _FINAL = frozenset({"research.completed", "research.cancelled", "error"})
@@ -149,7 +151,13 @@ def _lost(exc: BaseException) -> bool:
     return isinstance(exc, httpx.TransportError) and not isinstance(exc, httpx.ConnectError)
 
 
-def _emit(report: str, args: argparse.Namespace, out: TextIO) -> None:
+def _emit(
+    report: str, args: argparse.Namespace, out: TextIO, client: httpx.Client, run_id: str
+) -> None:
+    fmt = cli_export.format_for(args.output)
+    if args.output and fmt not in (None, "md"):  # -o report.pdf: the server's export
+        cli_export.save(client, f"/v1/research/{run_id}/export?format={fmt}", args.output)
+        return
     if args.output:
         Path(args.output).write_text(report, encoding="utf-8")
         sys.stderr.write(f"report written to {args.output}\n")
@@ -196,14 +204,14 @@ def run_research(client: httpx.Client, args: argparse.Namespace, out: TextIO) ->
             return EXIT_CANCELLED
         client.delete(f"/v1/research/{run_id}")
         sys.stderr.write("\nquarry: cancelled; the partial report follows\n")
-        _emit(client.get(f"/v1/research/{run_id}/report.md").text, args, out)
+        _emit(client.get(f"/v1/research/{run_id}/report.md").text, args, out, client, run_id)
         return EXIT_CANCELLED
     if state.final == "research.completed":
-        _emit(state.report, args, out)
+        _emit(state.report, args, out, client, run_id)
         return EXIT_OK
     if state.final in ("research.cancelled", "interrupted"):
         sys.stderr.write(f"quarry: the run was {state.final.split('.')[-1]}\n")
-        _emit(client.get(f"/v1/research/{run_id}/report.md").text, args, out)
+        _emit(client.get(f"/v1/research/{run_id}/report.md").text, args, out, client, run_id)
         return EXIT_CANCELLED
     sys.stderr.write(f"quarry: the run failed: {state.error or 'no final event'}\n")
     return EXIT_FAILED

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from limits import parse_many
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 from quarry_common.settings import BaseServiceSettings, Port
 
@@ -68,7 +68,8 @@ class Settings(BaseServiceSettings):
     )
     llm_base_url: str = Field(default="", pattern=_HTTP_URL, validation_alias="LLM_BASE_URL")
     llm_model: str = Field(default="", validation_alias="LLM_MODEL")
-    llm_api_key: str = Field(default="", validation_alias="LLM_API_KEY")
+    # A secret: SecretStr keeps it out of repr, logs, traces and the settings API.
+    llm_api_key: SecretStr = Field(default=SecretStr(""), validation_alias="LLM_API_KEY")
 
     # --- LLM provider details (LLM_*) and SearXNG (SEARXNG_*) ---
     # How an OpenAI-compatible server takes a schema: json_schema (OpenAI, vLLM, llama-server),
@@ -126,7 +127,7 @@ class Settings(BaseServiceSettings):
     searxng_backoff_s: float = Field(
         default=30.0, ge=0, le=86400, validation_alias="SEARXNG_BACKOFF_S"
     )
-    brave_api_key: str = Field(default="", validation_alias="BRAVE_API_KEY")
+    brave_api_key: SecretStr = Field(default=SecretStr(""), validation_alias="BRAVE_API_KEY")
     brave_url: str = Field(
         default="https://api.search.brave.com", pattern=_HTTP_URL, validation_alias="BRAVE_URL"
     )
@@ -181,6 +182,14 @@ class Settings(BaseServiceSettings):
     # run sets it for its embedded model, which takes a while to load; 0: fail at once).
     llm_wait_s: float = Field(default=0.0, ge=0, le=3600, validation_alias="LLM_WAIT_S")
 
+    # --- the agent mode (ORCHESTRATOR_AGENT*; agent/agentic.py) ---
+    # off: the fixed pipeline; on: the model picks tools; auto: the agent only for a model that
+    # passes the tool-calling probe (never for the embedded model, LLM_EMBEDDED).
+    agent: Literal["off", "on", "auto"] = "off"
+    # Tool-calling turns per question, and completion tokens over all of them.
+    agent_max_steps: int = Field(default=6, ge=1, le=30)
+    agent_max_tokens: int = Field(default=4000, ge=128, le=200_000)
+
     # --- local documents (CORPUS_DIR, ORCHESTRATOR_SOURCES, ORCHESTRATOR_CORPUS_*) ---
     corpus_dir: str = Field(default="", validation_alias="CORPUS_DIR")
     # Default search sources: auto = web when SEARXNG_URL is set, plus local when CORPUS_DIR is.
@@ -220,6 +229,13 @@ class Settings(BaseServiceSettings):
     # Characters of findings and passages one report prompt may carry (about 4 per token).
     research_context_chars: int = Field(default=12_000, ge=2000, le=1_000_000)
     research_heartbeat_s: float = Field(default=15.0, gt=0, le=300)
+
+    # --- exports and run bundles (orchestrator/exports/, docs/exports.md) ---
+    # The Chromium that prints PDF exports (headless, no network); missing: PDF exports are 503.
+    export_chromium: str = "/usr/bin/chromium"
+    export_pdf_timeout_s: float = Field(default=60.0, gt=0, le=600)
+    # What a research run records for its bundle (prompts, model outputs, page texts), at most.
+    bundle_max_bytes: int = Field(default=8 * 1024 * 1024, ge=0, le=256 * 1024 * 1024)
 
     # --- access control and HTTP bounds (orchestrator/api/security.py, ratelimit.py, server.py) ---
     # Host names (besides localhost, 127.0.0.1, [::1] and the bind address) the API answers to;

@@ -52,9 +52,12 @@ async def client(
 
 
 def parse_sse(text: str) -> list[tuple[int, str, dict[str, Any]]]:
-    """(id, event, data) per SSE frame."""
+    """(id, event, data) per SSE frame; keep-alive comments (sent while a slow run, e.g. on a
+    loaded machine, is quiet for ORCHESTRATOR_KEEPALIVE_S) are not frames."""
     frames = []
     for block in text.strip().split("\n\n"):
+        if all(line.startswith(":") for line in block.splitlines()):
+            continue
         fields = dict(line.split(": ", 1) for line in block.splitlines())
         frames.append((int(fields["id"]), fields["event"], json.loads(fields["data"])))
     return frames

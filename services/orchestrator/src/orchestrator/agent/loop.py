@@ -8,7 +8,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.agent import smalltalk
+from orchestrator.agent import agentic, smalltalk
+from orchestrator.agent.direct import answer_directly
 from orchestrator.agent.domain import Evidence, SearchHit
 from orchestrator.agent.judge import judge_step
 from orchestrator.agent.memory import fit
@@ -17,6 +18,7 @@ from orchestrator.agent.read import cancel_and_wait, chunks_step
 from orchestrator.agent.round import find, gather
 from orchestrator.agent.state import Deps, RunOptions, RunState
 from orchestrator.agent.synthesise import synthesise
+from orchestrator.agent.tools import Toolbox
 from orchestrator.agent.unsourced import DEGRADABLE, answer_without_sources
 from orchestrator.budget import Deadline
 from orchestrator.context import RUN_KEY
@@ -176,6 +178,10 @@ async def _wait_for_llm(state: RunState) -> None:
 
 
 async def _run(state: RunState, outcome: RunOutcome) -> None:
+    # Arithmetic and "what is the date?" need neither a search nor a model (agent/direct.py).
+    if (direct := await answer_directly(state)) is not None:
+        outcome.status, outcome.answer = "answered", direct
+        return
     await _wait_for_llm(state)
     if (kind := await smalltalk.classify(state.question)) is not None:
         # Greetings, thanks, "what did I ask?": no plan, no search, nothing leaves the machine.
@@ -185,6 +191,10 @@ async def _run(state: RunState, outcome: RunOutcome) -> None:
         return
     if not state.options.sources:
         await _unsourced(state, outcome, RunFailed("search_off", SEARCH_OFF))
+        return
+    if await agentic.choose(state):  # a tool-calling model picks its own steps
+        found = await agentic.run_agent(state, Toolbox(state, state.deps.documents))
+        outcome.status, outcome.answer, outcome.sources = "answered", found.answer, found.sources
         return
     reserve = state.settings.synthesis_reserve_s
     evidence: list[Evidence] = []

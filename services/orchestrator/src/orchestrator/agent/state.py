@@ -14,10 +14,12 @@ from orchestrator.agent import evidence, versions
 from orchestrator.agent.domain import Evidence, PageRead, Passage, SearchHit
 from orchestrator.agent.modes import PROFILES, Mode, ModeProfile, resolve_mode
 from orchestrator.agent.ports import Brain, Corpus, Ranker, Reader, Searcher
+from orchestrator.agent.toolports import DocumentLister, ToolProbe
 from orchestrator.budget import Deadline
 from orchestrator.config import CHARS_PER_TOKEN, HISTORY_RESERVE_TOKENS, Settings
 from orchestrator.domains import DomainPolicy
 from orchestrator.events import EventSink
+from orchestrator.llm.base import ToolCaller
 from orchestrator.llm.ready import ReadyGate
 from orchestrator.prompts import MAX_SOURCE_CHARS, new_boundary
 from orchestrator.sessions import Turn
@@ -48,6 +50,8 @@ class RunOptions:
     # given, one of ``visible`` (the caller's own documents; empty: all of them).
     scope: str = ""
     visible: tuple[str, ...] = ()
+    # The agent mode: off | on | auto (agent/agentic.py); None: ORCHESTRATOR_AGENT.
+    agent: str | None = None
     # Which domains the web results may come from (orchestrator/domains.py; empty: any).
     domains: DomainPolicy = field(default_factory=DomainPolicy)
     # SearXNG engines to ask (checked names; empty: the instance's defaults) and the page.
@@ -68,6 +72,11 @@ class Deps:
     corpus: Corpus | None = None
     # Whether the LLM server has loaded its model; None: assume it has (tests, no probe).
     llm_gate: ReadyGate | None = None
+    # The agent mode's model with tools, the document list and the probe's memory (None: the
+    # agent mode is unavailable and every question takes the pipeline).
+    tools_llm: ToolCaller | None = None
+    documents: DocumentLister | None = None
+    tool_probe: ToolProbe | None = None
 
 
 @dataclass

@@ -104,6 +104,12 @@ class SearchOptions(BaseModel):
         "path or a local: id, as GET /v1/corpus/documents lists them): only its passages are "
         "used and the web is not searched; one that names nothing you can see is a 422",
     )
+    agent: Literal["off", "on", "auto"] | None = Field(
+        default=None,
+        description="the agent mode: on (a tool-calling model picks its own searches, reads, "
+        "calculations), off (the fixed pipeline), auto (the agent only for a model that passes "
+        "the tool-calling probe); absent: ORCHESTRATOR_AGENT",
+    )
     domains: DomainLists | None = Field(
         default=None,
         description="allow and deny lists of domains, applied with the server's and the "

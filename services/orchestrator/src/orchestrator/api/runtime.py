@@ -7,15 +7,17 @@ import functools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 import grpc
 import httpx
 
+from orchestrator import overrides
 from orchestrator.agent import smalltalk
 from orchestrator.agent.brain import LLMBrain
 from orchestrator.agent.state import Deps
+from orchestrator.agent_wiring import agent_deps
 from orchestrator.clients import calls
 from orchestrator.clients.corpus import CorpusClient, Extractor
 from orchestrator.clients.ranker import RankerClient
@@ -35,6 +37,7 @@ from orchestrator.search.ratelimit import BackendRates
 from orchestrator.search.service import Backend, SearchService
 from orchestrator.sessions import SessionDB, SessionStore
 from orchestrator.store.session_db import SqliteSessionDB
+from orchestrator.store.settings_db import MemorySettingsDB, SettingsDB, SqliteSettingsDB
 
 # Corpus documents (GetDocument) and extraction requests can be megabytes; gRPC's client
 # default of 4 MiB would refuse them. The servers accept 64 MiB.
@@ -83,6 +86,12 @@ class Runtime:
     channels: dict[str, Reconnecting] = field(default_factory=dict)
     # The web search backends (shown in /readyz with Brave's quota).
     search: SearchService | None = None
+    # Settings overrides (PATCH /v1/settings): where they are kept, the environment's settings
+    # they apply to, and how to build the next runtime from changed settings (None: fixed).
+    settings_db: SettingsDB | None = None
+    defaults: Settings | None = None
+    rewire: Callable[[Settings], Runtime] | None = None
+    settings_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 async def _llm_probe(gate: ReadyGate, ping: Callable[..., Awaitable[bool]], t: float) -> bool:
@@ -112,7 +121,7 @@ def search_service(settings: Settings, http: httpx.AsyncClient) -> SearchService
     for name in settings.backend_names():
         if name == "brave":
             brave = BraveClient(
-                settings.brave_api_key,
+                settings.brave_api_key.get_secret_value(),
                 http,
                 base_url=settings.brave_url,
                 timeout=settings.searxng_timeout_s,
@@ -188,6 +197,53 @@ def corpus_service(settings: Settings, corpus: CorpusClient, extractor: Extracto
     return service
 
 
+@dataclass(frozen=True)
+class _Fixed:
+    """What stays when settings change: the HTTP pool, the gRPC clients, the LLM lanes."""
+
+    http: httpx.AsyncClient
+    reader: ReaderClient
+    ranker: RankerClient
+    corpus: CorpusClient
+    lanes: LlmLanes
+
+
+def _wire(settings: Settings, fixed: _Fixed) -> tuple[Deps, SearchService | None, dict[str, Probe]]:
+    """The settings-dependent part of the runtime: the LLM, the search backends, the agent's
+    tools, and their readiness probes (built again when settings change)."""
+    llm = build_llm(settings, fixed.http)
+    # Web search off: no search client and no page reads exist to be reached by mistake.
+    web_on = settings.web_search == "on"
+    searcher = search_service(settings, fixed.http) if web_on else None
+    gate = ReadyGate(lambda t: llm.ping(timeout=t))
+    deps = Deps(
+        settings=settings,
+        brain=LLMBrain(llm, settings, fixed.lanes),
+        searcher=searcher if searcher is not None else NoWebSearcher(),
+        reader=fixed.reader if web_on else NoWebReader(),
+        ranker=fixed.ranker,
+        corpus=fixed.corpus,
+        llm_gate=gate,
+        **agent_deps(settings, fixed.http, fixed.corpus),
+    )
+    probes: dict[str, Probe] = {}
+    web = settings.searxng_url or "web" in settings.default_sources()
+    if searcher is not None and web:
+        # Offline (web search off, or `make run` with only local documents) nothing needs a
+        # search backend.
+        probes.update(search_probes(searcher))
+    # Ready once, ready for good (see llm/ready.py): a busy server is not down.
+    probes["llm"] = lambda t: _llm_probe(gate, llm.ping, t)
+    return deps, searcher, probes
+
+
+async def open_settings_db(data_dir: str) -> SettingsDB:
+    """The overrides' store: the database in ``data_dir``, else this process's memory."""
+    if data_dir:
+        return await SqliteSettingsDB.open(data_dir)
+    return MemorySettingsDB()
+
+
 @asynccontextmanager
 async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """Open the gRPC channels and the HTTP client; close them when the app stops."""
@@ -205,6 +261,7 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         warming = asyncio.create_task(smalltalk.preload())
         service: CorpusService | None = None
         db = await SqliteSessionDB.open(settings.data_dir) if settings.data_dir else None
+        settings_db: SettingsDB | None = None
         try:
             reader = ReaderClient(
                 reader_ch,
@@ -213,39 +270,41 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             )
             ranker = RankerClient(ranker_ch, limit=asyncio.Semaphore(settings.ranker_max_inflight))
             corpus = CorpusClient(index_ch, limit=asyncio.Semaphore(settings.index_max_inflight))
-            llm = build_llm(settings, http)
-            # Web search off: no search client and no page reads exist to be reached by mistake.
-            web_on = settings.web_search == "on"
-            searcher = search_service(settings, http) if web_on else None
-            gate = ReadyGate(lambda t: llm.ping(timeout=t))
             lanes = LlmLanes(settings.llm_max_inflight, settings.llm_research_inflight)
-            deps = Deps(
-                settings=settings,
-                brain=LLMBrain(llm, settings, lanes),
-                searcher=searcher if searcher is not None else NoWebSearcher(),
-                reader=reader if web_on else NoWebReader(),
-                ranker=ranker,
-                corpus=corpus,
-                llm_gate=gate,
-            )
+            fixed = _Fixed(http, reader, ranker, corpus, lanes)
+            # Overrides from PATCH /v1/settings, kept in the database, over the environment.
+            settings_db = await open_settings_db(settings.data_dir)
+            # (an invalid stored value stops the start, naming it, as a bad variable would)
+            current = overrides.apply(settings, await settings_db.load())
+            deps, searcher, live = _wire(current, fixed)
             probes: dict[str, Probe] = {
                 "reader": lambda t: reader.ping(timeout=t),
                 "ranker": lambda t: ranker.ping(timeout=t),
                 "index": lambda t: corpus.ping(timeout=t),
             }
-            web = settings.searxng_url or "web" in settings.default_sources()
-            if searcher is not None and web:
-                # Offline (web search off, or `make run` with only local documents) nothing
-                # needs a search backend.
-                probes.update(search_probes(searcher))
-            # Ready once, ready for good (see llm/ready.py): a busy server is not down.
-            probes["llm"] = lambda t: _llm_probe(gate, llm.ping, t)
             service = corpus_service(settings, corpus, Extractor(reader_ch))
             if settings.corpus_dir:
                 background = asyncio.create_task(service.run_background())
             channels = {"reader": reconnecting(reader_ch), "ranker": reconnecting(ranker_ch)}
             sessions = session_store(settings, db)
-            yield Runtime(deps, sessions, probes, service, channels, searcher)
+            fixed_probes = dict(probes)
+
+            def rewire(changed: Settings) -> Runtime:
+                deps, searcher, live = _wire(changed, fixed)
+                return replace(runtime, deps=deps, search=searcher, probes=fixed_probes | live)
+
+            runtime = Runtime(
+                deps,
+                sessions,
+                probes | live,
+                service,
+                channels,
+                searcher,
+                settings_db=settings_db,
+                defaults=settings,
+                rewire=rewire,
+            )
+            yield runtime
         finally:
             warming.cancel()  # a load still running finishes in its thread, unawaited
             if background is not None:
@@ -258,3 +317,5 @@ async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
             await index_ch.close()
             if db is not None:
                 await db.close()
+            if settings_db is not None:
+                await settings_db.close()

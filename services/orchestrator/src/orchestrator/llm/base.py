@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypedDict
 
 
@@ -49,4 +50,57 @@ class LLMClient(Protocol):
 
     async def ping(self, *, timeout: float) -> bool:
         """Return True when the server answers (for /readyz)."""
+        ...
+
+
+# --- tool calling (the agent mode, orchestrator/agent/agentic.py) ---
+
+#: One message of a tool-calling conversation, in the OpenAI wire format: system/user/assistant
+#: (with ``tool_calls``) and ``tool`` results (with ``tool_call_id``).
+WireMessage = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call the model asked for: ``arguments`` is the JSON text it wrote (maybe invalid)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ToolReply:
+    """One tool-calling turn of the model: its text, the calls it asked for, tokens spent."""
+
+    text: str
+    calls: tuple[ToolCall, ...] = ()
+    # Completion tokens (the server's usage when it reports it, else characters / 4).
+    tokens: int = 0
+
+
+class ToolCaller(Protocol):
+    """A chat model that can be offered tools (OpenAI ``tools`` / ``tool_calls``)."""
+
+    base_url: str
+
+    @property
+    def model(self) -> str:
+        """The model's name (the tool-calling probe is cached per model)."""
+        ...
+
+    async def call_tools(
+        self,
+        messages: list[WireMessage],
+        tools: list[dict[str, Any]],
+        *,
+        timeout: float,
+        max_tokens: int,
+    ) -> ToolReply:
+        """One streamed completion with ``tools`` offered; the model's text and calls.
+
+        Raises:
+            LLMError: the server failed or refused (e.g. a model without tool support).
+            TimeoutError: ``timeout`` (the caller's budget) ran out first.
+        """
         ...

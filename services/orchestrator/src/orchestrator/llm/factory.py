@@ -15,7 +15,7 @@ def llm_options(settings: Settings) -> LLMOptions:
     """The provider options from ``LLM_*`` settings."""
     return LLMOptions(
         model=settings.llm_model,
-        api_key=settings.llm_api_key,
+        api_key=settings.llm_api_key.get_secret_value(),
         temperature=settings.llm_temperature,
         max_tokens=settings.llm_max_tokens,
         connect_timeout_s=settings.llm_connect_timeout_s,

@@ -14,6 +14,8 @@ from orchestrator.agent.state import Deps
 from orchestrator.budget import Deadline
 from orchestrator.errors import RunFailed
 from orchestrator.events import API_VERSION
+from orchestrator.exports.proxies import recording
+from orchestrator.exports.recorder import Recorder
 from orchestrator.llm.base import LLMError
 from orchestrator.research.context import BudgetSpent, Ctx, ResearchLLM
 from orchestrator.research.dimension import research_all
@@ -81,6 +83,11 @@ class ResearchRun:
         self.state = ResearchState.model_validate(record.state)
         self.status = "running"
         self.log = EventLog(record.last_seq + 1, self._save)
+        # Every call the run makes, for its bundle (bounded; a resume adds to the record).
+        self.recorder = Recorder.decode(
+            self.state.recording, deps.settings.bundle_max_bytes, lambda: self.ctx.phase
+        )
+        deps, llm = recording(deps, llm, self.recorder)
         self.ctx = Ctx(
             run_id=record.id,
             query=record.query,
@@ -158,6 +165,8 @@ class ResearchRun:
             self.ctx.emit("error", self.state.error)
         finally:
             self.finished_at = time.time()
+            if self.recorder.max_bytes > 0:
+                self.state.recording = self.recorder.encode()
             try:
                 await cancel_and_wait(flusher)
                 await self.log.flush()

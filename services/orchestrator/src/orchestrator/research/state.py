@@ -104,6 +104,9 @@ class ResearchState(BaseModel):
     timings_ms: dict[str, float] = Field(default_factory=dict)
     warnings: list[dict[str, Any]] = Field(default_factory=list)
     error: dict[str, Any] | None = None
+    # The run's call record for its bundle (orchestrator/exports/recorder.py), compressed;
+    # written when the run ends, never shown by the API's views.
+    recording: str = ""
 
     def add_dimension(
         self, title: str, added_by: Literal["scope", "user", "evaluation"]

@@ -6,11 +6,13 @@ import { Composer } from "./composer.js";
 import { installDocuments } from "./documents.js";
 import { h } from "./dom.js";
 import { installDomains, withDomains } from "./domains.js";
+import { installExportMenu } from "./export.js";
 import { installSourceCard } from "./markdown.js";
 import { collect, installOptions } from "./options.js";
 import { ask, restoreTurn, STORED, Turn } from "./quick.js";
 import { ResearchView } from "./research.js";
 import * as sessions from "./sessions.js";
+import { installSettings } from "./settings.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { sessionId: null, researchId: null, controller: null };
@@ -274,6 +276,7 @@ function installTokenDialog() {
 
 adoptTokenFromFragment();
 installTokenDialog();
+installSettings($("open-settings"), $("settings-dialog"));
 installOptions();
 installSourceCard($("source-card"));
 installDocuments({ button: $("open-docs"), dialog: $("docs-dialog"), before: $("composer") });
@@ -299,5 +302,11 @@ document.addEventListener("keydown", (e) => {
 $("main").addEventListener("click", (e) => {
   if (document.body.classList.contains("nav-open") && !e.target.closest("#menu")) closeNav();
 });
+// Downloads: the open report's, and the open conversation's (shown once it has a turn).
+installExportMenu($("r-export"), () => state.researchId && `/v1/research/${encodeURIComponent(state.researchId)}`);
+installExportMenu($("s-export"), () => state.sessionId && `/v1/sessions/${encodeURIComponent(state.sessionId)}`);
+new MutationObserver(() => {
+  $("s-export").hidden = !state.sessionId || !$("thread").children.length || $("quick-view").hidden;
+}).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-view"] });
 window.addEventListener("popstate", route);
 route();
