@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import shutil
 import socket
+import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager
@@ -17,8 +19,6 @@ from typing import Any, TypeVar
 import uvicorn
 from orchestrator.app import create_app
 from orchestrator.config import Settings
-from ranker.config import Settings as RankerSettings
-from ranker.server import build_server as build_ranker
 
 from services.orchestrator.tests.fakes._http import Request, Response, TinyHTTPServer
 from services.orchestrator.tests.fakes.fake_llm import FakeLLM
@@ -62,6 +62,8 @@ class UiWorld:
     loop: asyncio.AbstractEventLoop
     # The same stack behind an orchestrator that needs TOKEN (None: no token support here).
     token_url: str | None = None
+    # Where the first orchestrator keeps uploaded documents (tests/ui/test_documents.py).
+    upload_dir: str = ""
 
     def call(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on the servers' loop (the fakes are not thread-safe) and return its value."""
@@ -135,7 +137,7 @@ async def _serve(es: AsyncExitStack, app: Any) -> str:
 
 
 async def _start(es: AsyncExitStack) -> UiWorld:
-    world = await es.enter_async_context(serve_world(build_ranker(RankerSettings(port=0))))
+    world = await es.enter_async_context(serve_world())
     hostile = TinyHTTPServer(_serve_hostile)
     await hostile.start()
     es.push_async_callback(hostile.stop)
@@ -160,12 +162,21 @@ async def _start(es: AsyncExitStack) -> UiWorld:
         "synthesis_reserve_s": 1.0,
         **optional_settings(),
     }
-    base_url = await _serve(es, create_app(Settings(**config)))
+    # The real index, and an upload folder for the documents panel; the web stays the default
+    # source (uploads would otherwise add "local"), so the other tests' answers are unchanged.
+    upload_dir = tempfile.mkdtemp(prefix="quarry-ui-uploads-")
+    es.callback(shutil.rmtree, upload_dir, ignore_errors=True)
+    documents: dict[str, Any] = {
+        "index_addr": world.index_addr,
+        "upload_dir": upload_dir,
+        "sources": "web",
+    }
+    base_url = await _serve(es, create_app(Settings(**config, **documents)))
     token_url = None
     if has_tokens():
         token_url = await _serve(es, create_app(Settings(**config, api_tokens=TOKEN)))
     loop = asyncio.get_running_loop()
-    return UiWorld(base_url, llm, searx, loop, token_url)
+    return UiWorld(base_url, llm, searx, loop, token_url, upload_dir)
 
 
 @contextmanager

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +19,13 @@ from ranker.model import Page
 from index.types import Document, DocumentInfo
 
 Ints = npt.NDArray[np.int32]
+# How the reader separates a PDF's pages in the text it extracts.
+PAGE_BREAK = "\f"
+
+
+def now_iso() -> str:
+    """The current time as ISO 8601 UTC, to the second."""
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -72,11 +80,27 @@ def titled(document: Document) -> str:
     return f"# {title}\n\n{document.markdown}"
 
 
+def chunks_of(document: Document, chunk_words: int) -> tuple[list[str], tuple[int, ...]]:
+    """``document``'s passages (with its title, see :func:`titled`) as RankChunks chunks a
+    page, and for a PDF whose text marks its page breaks (the reader joins pages with a form
+    feed) the chunk each page starts at: a passage never spans two pages, so it can be cited
+    by its page."""
+    text = titled(document)
+    if document.kind != "pdf" or PAGE_BREAK not in text:
+        page = Page(url=document.id, title=document.title, markdown=text)
+        return [c.text for c in chunk_page(page, chunk_words)], ()
+    chunks: list[str] = []
+    starts: list[int] = []
+    for body in text.split(PAGE_BREAK):
+        starts.append(len(chunks))
+        page = Page(url=document.id, title=document.title, markdown=body)
+        chunks += [c.text for c in chunk_page(page, chunk_words)]
+    return chunks, tuple(starts)
+
+
 def prepare(analyzer: Analyzer, document: Document, chunk_words: int) -> Prepared:
-    """Chunk ``document`` (with its title, see :func:`titled`) as RankChunks chunks a page
-    and count each chunk's terms."""
-    page = Page(url=document.id, title=document.title, markdown=titled(document))
-    chunks = [c.text for c in chunk_page(page, chunk_words)]
+    """Chunk ``document`` (see :func:`chunks_of`) and count each chunk's terms."""
+    chunks, page_starts = chunks_of(document, chunk_words)
     lengths = np.zeros(len(chunks), np.int32)
     terms: list[str] = []
     term_chunk: list[int] = []
@@ -89,7 +113,17 @@ def prepare(analyzer: Analyzer, document: Document, chunk_words: int) -> Prepare
     encoded = [c.encode() for c in chunks]
     d = document
     return Prepared(
-        info=DocumentInfo(d.id, d.content_hash, d.size, d.mtime_ns, d.title, d.kind, len(chunks)),
+        info=DocumentInfo(
+            d.id,
+            d.content_hash,
+            d.size,
+            d.mtime_ns,
+            d.title,
+            d.kind,
+            len(chunks),
+            indexed_at=now_iso(),
+            page_starts=page_starts,
+        ),
         markdown=d.markdown.encode(),
         chunk_text=b"".join(encoded),
         chunk_sizes=np.fromiter(map(len, encoded), np.int32, len(encoded)),

@@ -344,6 +344,10 @@ class Corpus:
                     extra={"reason": f"{type(err).__name__}: {str(err)[:300]}"},
                 )
         hits = search_passages(self._analyzer, snap, queries, query_vectors, params)
+        hits = [
+            replace(h, page=snap.infos[snap.positions[h.document_id]].page_of(h.index))
+            for h in hits
+        ]
         return hits, "hybrid" if query_vectors is not None else "bm25", len(snap.infos)
 
     def get(self, doc_id: str) -> Document:

@@ -53,6 +53,8 @@ class PassageParams:
     max_per_document: int = 3  # 0: no limit
     id_prefix: str = ""
     rrf_k: int = 60
+    # Also only ids starting with one of these (empty: no such bound).
+    id_prefixes: tuple[str, ...] = ()
     min_cosine: float = MIN_COSINE
     min_bm25: float = MIN_BM25
     strong_bm25: float = STRONG_BM25
@@ -115,10 +117,15 @@ def _relevant(
     return np.where(snap.present, dense, lexical)
 
 
-def _mask(snap: Snapshot, id_prefix: str) -> npt.NDArray[np.bool_] | None:
-    if not id_prefix:
+def _mask(snap: Snapshot, params: PassageParams) -> npt.NDArray[np.bool_] | None:
+    if not params.id_prefix and not params.id_prefixes:
         return None
-    docs = np.fromiter((i.id.startswith(id_prefix) for i in snap.infos), np.bool_, len(snap.infos))
+    anyof = params.id_prefixes or ("",)
+    docs = np.fromiter(
+        (i.id.startswith(params.id_prefix) and i.id.startswith(anyof) for i in snap.infos),
+        np.bool_,
+        len(snap.infos),
+    )
     return docs[snap.chunk_doc]
 
 
@@ -133,7 +140,7 @@ def search_passages(
     dense rankings (None: BM25 only)."""
     if snap.n_chunks == 0 or params.top_k <= 0:
         return []
-    mask = _mask(snap, params.id_prefix)
+    mask = _mask(snap, params)
     fused: dict[int, float] = {}
     lexical: dict[int, int] = {}
     dense: dict[int, int] = {}

@@ -45,6 +45,7 @@ MAX_QUERY_TOKENS = 128
 # 128 tokens of ordinary words fit in well under 4 KiB; far longer is not a query.
 MAX_QUERY_CHARS = 4096
 MAX_RRF_K = 10_000
+MAX_ID_PREFIXES = 64
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
 T = TypeVar("T")
@@ -114,6 +115,8 @@ def info_to_proto(info: DocumentInfo) -> index_pb2.DocumentInfo:
         title=info.title,
         kind=info.kind,
         chunks=info.chunks,
+        indexed_at=info.indexed_at,
+        pages=len(info.page_starts),
     )
 
 
@@ -157,7 +160,15 @@ def passages_request_from_proto(
         raise BoundExceededError(f"rrf_k must be between 1 and {MAX_RRF_K}")
     if len(request.id_prefix) > MAX_ID_CHARS:
         raise BoundExceededError(f"id_prefix is longer than {MAX_ID_CHARS} characters")
-    return queries, PassageParams(top_k, per_doc, request.id_prefix, rrf_k)
+    if len(request.id_prefixes) > MAX_ID_PREFIXES:
+        raise BoundExceededError(f"more than {MAX_ID_PREFIXES} id_prefixes")
+    for i, prefix in enumerate(request.id_prefixes):
+        if not prefix or len(prefix) > MAX_ID_CHARS:
+            raise BoundExceededError(f"id_prefixes[{i}] must be 1 to {MAX_ID_CHARS} characters")
+    params = PassageParams(
+        top_k, per_doc, request.id_prefix, rrf_k, id_prefixes=tuple(request.id_prefixes)
+    )
+    return queries, params
 
 
 def passages_to_proto(
@@ -174,6 +185,7 @@ def passages_to_proto(
             score=h.score,
             lexical_rank=h.lexical_rank,
             dense_rank=h.dense_rank,
+            page=h.page,
         )
     return reply
 

@@ -102,7 +102,17 @@ def _manifest(
         "embedding_model": merged.embedding_model,
         "crc32": crcs,
         "documents": [
-            [i.id, i.content_hash, i.size, i.mtime_ns, i.title, i.kind, i.chunks]
+            [
+                i.id,
+                i.content_hash,
+                i.size,
+                i.mtime_ns,
+                i.title,
+                i.kind,
+                i.chunks,
+                i.indexed_at,
+                list(i.page_starts),
+            ]
             for i in merged.infos
         ],
     }
@@ -202,7 +212,7 @@ def _read(gen: Path, passage_words: int, analysis: str) -> Snapshot:
     if model and (vectors.dtype != np.float32 or vectors.ndim != 2):
         raise CorruptIndexError("vectors.npy is not a float32 matrix")
     snapshot = Snapshot(
-        infos=tuple(DocumentInfo(*row) for row in manifest["documents"]),
+        infos=tuple(_info(row) for row in manifest["documents"]),
         doc_start=arrays["doc_start"],
         chunk_len=arrays["chunk_len"],
         vocab=tuple(vocab_text.split("\n")) if vocab_text else (),
@@ -217,6 +227,18 @@ def _read(gen: Path, passage_words: int, analysis: str) -> Snapshot:
     )
     snapshot.check()
     return snapshot
+
+
+def _info(row: list[Any]) -> DocumentInfo:
+    """A manifest's document row; rows written before ``indexed_at`` and ``page_starts`` were
+    kept have seven fields (same format: the two are optional)."""
+    extra = row[7:9]
+    indexed_at = str(extra[0]) if extra else ""
+    pages = tuple(int(n) for n in extra[1]) if len(extra) > 1 else ()
+    doc, content_hash, size, mtime_ns, title, kind, chunks = row[:7]
+    return DocumentInfo(
+        doc, content_hash, size, mtime_ns, title, kind, chunks, indexed_at, page_starts=pages
+    )
 
 
 def load(root: Path, passage_words: int, analysis: str) -> tuple[Snapshot, int] | None:

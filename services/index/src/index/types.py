@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 KINDS = frozenset({"html", "markdown", "text", "pdf"})
@@ -31,6 +32,15 @@ class DocumentInfo:
     title: str
     kind: str
     chunks: int
+    # When this version was staged (ISO 8601 UTC); "" for documents stored before it was kept.
+    indexed_at: str = ""
+    # Chunk index at which each PDF page starts (page n begins at page_starts[n - 1]);
+    # empty when the text marked no page breaks.
+    page_starts: tuple[int, ...] = ()
+
+    def page_of(self, chunk: int) -> int:
+        """The 1-based page holding the document's ``chunk`` (0-based); 0 when not paged."""
+        return bisect_right(self.page_starts, chunk) if self.page_starts else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,3 +77,4 @@ class PassageHit:
     score: float
     lexical_rank: int
     dense_rank: int
+    page: int = 0  # 1-based PDF page; 0 when unknown

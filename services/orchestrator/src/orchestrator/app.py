@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
+from orchestrator.api.corpus_routes import UPLOAD_PATHS
 from orchestrator.api.corpus_routes import router as corpus_router
 from orchestrator.api.export_routes import router as export_router
 from orchestrator.api.openai_routes import router as openai_router
@@ -106,7 +107,7 @@ def create_app(
         lifespan=lifespan,
     )
     install_problem_handlers(app)
-    app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes, exempt=UPLOAD_PATHS)
     # Access control (Host allow-list, CORS, tokens) wraps everything, the body guard included.
     install_security(app, settings, tokens)
     app.include_router(router)

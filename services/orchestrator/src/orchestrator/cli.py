@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
@@ -167,7 +168,8 @@ def _print_sources(run: Run, out: TextIO) -> None:
         mark = "*" if n in run.cited else " "
         origin = f" ({src['origin']})" if src.get("origin") else ""
         title = src.get("title") or src.get("url")
-        out.write(f"{mark}[{n}] {title}{origin}\n     {src.get('url')}\n")
+        pages = cli_index.pages_note(src.get("pages") or [])
+        out.write(f"{mark}[{n}] {title}{origin}\n     {src.get('url')}{pages}\n")
     out.flush()
 
 
@@ -188,6 +190,8 @@ def _request_body(args: argparse.Namespace) -> dict[str, Any]:
         options["mode"] = args.mode
     if args.detail:
         options["detail"] = args.detail
+    if args.scope:
+        options["scope"] = str(Path(args.scope).absolute())
     if args.engines:
         options["engines"] = _split(args.engines)
     if args.page:
@@ -299,6 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print the final result object as JSON")
     ask.add_argument("--sources", help="comma-separated search sources, e.g. web,local")
     ask.add_argument(
+        "--scope", help="pin the question to this folder or file of the local documents"
+    )
+    ask.add_argument(
         "--mode",
         choices=("speed", "balanced", "quality"),
         help="speed (one LLM call in the common case), balanced or quality; "
@@ -319,6 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds")
     cli_index.add_parser(sub)
+    cli_index.add_docs_parser(sub)
     cli_research.add_parser(sub)
     cli_export.add_parsers(sub)
     sub.add_parser(
@@ -349,6 +357,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         with httpx.Client(base_url=args.url, timeout=timeout, headers=headers) as client:
             if args.command == "index":
                 return cli_index.run_index(client, args, stdout)
+            if args.command == "docs":
+                return cli_index.run_docs(client, args, stdout)
             if args.command == "research":
                 return cli_research.run_research(client, args, stdout)
             if args.command == "export":

@@ -168,3 +168,68 @@ def _refresh(
         err.write(f"quarry: indexing stopped: {result.get('error')}\n")
         return EXIT_FAILED
     return EXIT_OK
+
+
+def add_docs_parser(sub: Any) -> None:
+    """Register ``quarry docs`` (list the indexed documents, or remove one)."""
+    docs = sub.add_parser("docs", help="list the indexed documents, or remove one")
+    docs.add_argument("under", nargs="?", default=None, help="only this folder or file")
+    docs.add_argument("--remove", metavar="ID", help="remove this document (its id or path)")
+    docs.add_argument("--limit", type=int, default=100, help="documents per page (1-100)")
+    docs.add_argument("--offset", type=int, default=0, help="skip this many")
+    docs.add_argument("--json", action="store_true", help="print the API's JSON")
+    docs.add_argument("--timeout", type=float, default=60.0, help="seconds")
+
+
+def pages_note(pages: list[int]) -> str:
+    """`` (p. 3)`` / `` (pp. 2, 5)`` for a local PDF source; empty when not paged."""
+    if not pages:
+        return ""
+    return f" (p. {pages[0]})" if len(pages) == 1 else f" (pp. {', '.join(map(str, pages))})"
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB"):
+        if n < 1024 or unit == "MB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def run_docs(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> int:
+    """GET /v1/corpus/documents as a table (or JSON); ``--remove`` DELETEs one."""
+    if args.remove:
+        target = (
+            args.remove
+            if args.remove.startswith("local:")
+            else "local:" + str(Path(args.remove).absolute())
+        )
+        reply = client.delete(f"/v1/corpus/documents/{target}")
+        if reply.status_code != 200:
+            sys.stderr.write(f"quarry: {problem_message(reply)}\n")
+            return EXIT_USAGE if reply.status_code < 500 else EXIT_FAILED
+        body = reply.json()
+        deleted = " and its file deleted" if body.get("file_deleted") else ""
+        out.write(f"removed {body['removed']['path']}{deleted}\n")
+        return EXIT_OK
+    params: dict[str, Any] = {"limit": args.limit, "offset": args.offset}
+    if args.under:
+        params["under"] = str(Path(args.under).absolute())
+    reply = client.get("/v1/corpus/documents", params=params)
+    if reply.status_code != 200:
+        sys.stderr.write(f"quarry: {problem_message(reply)}\n")
+        return EXIT_USAGE if reply.status_code < 500 else EXIT_FAILED
+    page = reply.json()
+    if args.json:
+        out.write(json.dumps(page, indent=2) + "\n")
+        return EXIT_OK
+    for d in page["documents"]:
+        pages = f", {d['pages']} pages" if d.get("pages") else ""
+        when = d.get("indexed_at") or "-"
+        out.write(
+            f"{d['path']}\n    {d['type']}, {_size(d['size'])}, {d['passages']} passages"
+            f"{pages}, indexed {when}{' (uploaded)' if d.get('uploaded') else ''}\n"
+        )
+    shown = page["offset"] + len(page["documents"])
+    out.write(f"{shown} of {page['total']} documents\n")
+    return EXIT_OK

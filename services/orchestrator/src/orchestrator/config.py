@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from limits import parse_many
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 from quarry_common.settings import BaseServiceSettings, Port
 
@@ -44,6 +44,10 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 class Settings(BaseServiceSettings):
@@ -198,6 +202,13 @@ class Settings(BaseServiceSettings):
     corpus_allow_any_path: bool = False
     # Corpus hits asked for per search round.
     corpus_top_k: int = Field(default=10, ge=1, le=50)
+    # Uploads (POST /v1/corpus/files, the web UI): where they are kept, one folder per user;
+    # empty turns uploads off. Must not be inside CORPUS_DIR or a corpus root (nor hold one).
+    upload_dir: str = ""
+    # Per file (the reader extracts at most READER_MAX_BYTES: raise both together).
+    upload_max_bytes: int = Field(default=2 * 1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    upload_max_files: int = Field(default=20, ge=1, le=1000)  # per request
+    upload_max_documents: int = Field(default=500, ge=1, le=100_000)  # kept per user
 
     # --- deep research, the embedded database (ORCHESTRATOR_DATA_DIR, ORCHESTRATOR_RESEARCH_*) ---
     # Where the SQLite database lives (research runs and sessions); empty keeps them in memory
@@ -336,13 +347,26 @@ class Settings(BaseServiceSettings):
     domains_allow: str = Field(default="", max_length=1_000_000)
     domains_deny: str = Field(default="", max_length=1_000_000)
 
-    @field_validator("corpus_dir", "data_dir")
+    @field_validator("corpus_dir", "data_dir", "upload_dir")
     @classmethod
     def _absolute_dir(cls, value: str) -> str:
         # A relative path would silently depend on the working directory of the process.
         if value and not Path(value).is_absolute():
             raise ValueError("must be an absolute path")
         return os.path.normpath(value) if value else value
+
+    @model_validator(mode="after")
+    def _uploads_apart(self) -> Settings:
+        # Uploads are private to their owner only while no shared folder holds them (or is
+        # held by them): the index tells users apart by where a document's path starts.
+        up = self.upload_dir
+        for root in self.corpus_root_list() if up else ():
+            if _within(up, root) or _within(root, up):
+                raise ValueError(
+                    f"ORCHESTRATOR_UPLOAD_DIR {up!r} and the corpus root {root!r} must not "
+                    "contain one another"
+                )
+        return self
 
     def evidence_budget_tokens(self) -> int:
         """Tokens of evidence a prompt may carry (``evidence_tokens``, else sized to the
@@ -371,7 +395,8 @@ class Settings(BaseServiceSettings):
             picked = list(dict.fromkeys(s.strip() for s in self.sources.split(",")))
         else:
             web = bool(self.searxng_url) or "brave" in self.backend_names()
-            picked = (["web"] if web else []) + (["local"] if self.corpus_dir else [])
+            local = self.corpus_dir or self.upload_dir
+            picked = (["web"] if web else []) + (["local"] if local else [])
             picked = picked or ["web"]
         return self.allowed_sources(picked)
 

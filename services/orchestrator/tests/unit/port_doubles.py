@@ -147,6 +147,7 @@ class PortCorpus:
         timeout: float,
         max_per_document: int = 3,
         id_prefix: str = "",
+        id_prefixes: Sequence[str] = (),
     ) -> LocalPassages:
         if not self.up:
             raise CorpusError("UNAVAILABLE", "SearchPassages failed: UNAVAILABLE")
@@ -157,5 +158,6 @@ class PortCorpus:
             for n, doc_id, i, title, text in self.state.paragraphs(
                 queries, max_per_document, id_prefix
             )
+            if not id_prefixes or doc_id.startswith(tuple(id_prefixes))
         ]
         return LocalPassages(out[:top_k], "bm25")

@@ -30,6 +30,7 @@ RECALL_MIN_CHARS = 200
 
 # Blank-line runs left by PDF text extraction.
 _BLANK_RUNS = re.compile(r"\n{3,}")
+PAGE_BREAK = "\n\f\n"
 # Trafilatura's markdown escapes characters that mean nothing mid-line ("Writer\\_Kim",
 # "\\<The Palace>"); the escape splits words ("Writer_Kim" becomes "Writer" + "_Kim") for
 # every reader of the text. Structural characters (#, *, -, +, |, `) keep their escapes.
@@ -115,8 +116,10 @@ def extract_pdf(body: bytes, max_pages: int = 0, time_limit_s: float = 0.0) -> E
     for number, page in enumerate(reader.pages):
         if (max_pages and number >= max_pages) or (end is not None and time.monotonic() > end):
             break
-        pages.append((page.extract_text() or "").strip())
-    text = _BLANK_RUNS.sub("\n\n", "\n\n".join(p for p in pages if p)).strip()
+        pages.append(_BLANK_RUNS.sub("\n\n", (page.extract_text() or "").strip()))
+    # Pages are joined by a form feed, empty ones kept, so the index can tell which page a
+    # passage comes from (cited as "p. N"); a form feed is whitespace to every tokenizer.
+    text = PAGE_BREAK.join(pages).strip("\n ") if any(pages) else ""
     meta = reader.metadata
     title = str(meta.title or "") if meta is not None else ""
     author = str(meta.author or "") if meta is not None else ""

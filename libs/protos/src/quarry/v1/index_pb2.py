@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15quarry/v1/index.proto\x12\tquarry.v1\"{\n\x08\x44ocument\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x10\n\x08markdown\x18\x03 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x04 \x01(\t\x12\x0c\n\x04size\x18\x05 \x01(\x04\x12\x10\n\x08mtime_ns\x18\x06 \x01(\x03\x12\x0c\n\x04kind\x18\x07 \x01(\t\"}\n\x0c\x44ocumentInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x02 \x01(\t\x12\x0c\n\x04size\x18\x03 \x01(\x04\x12\x10\n\x08mtime_ns\x18\x04 \x01(\x03\x12\r\n\x05title\x18\x05 \x01(\t\x12\x0c\n\x04kind\x18\x06 \x01(\t\x12\x0e\n\x06\x63hunks\x18\x07 \x01(\r\")\n\x14ListDocumentsRequest\x12\x11\n\tid_prefix\x18\x01 \x01(\t\"C\n\x15ListDocumentsResponse\x12*\n\tdocuments\x18\x01 \x03(\x0b\x32\x17.quarry.v1.DocumentInfo\"P\n\x15IndexDocumentsRequest\x12#\n\x06upsert\x18\x01 \x03(\x0b\x32\x13.quarry.v1.Document\x12\x12\n\nremove_ids\x18\x02 \x03(\t\"L\n\x16IndexDocumentsResponse\x12\x10\n\x08upserted\x18\x01 \x01(\r\x12\x0f\n\x07removed\x18\x02 \x01(\r\x12\x0f\n\x07pending\x18\x03 \x01(\r\"\x15\n\x13\x43ommitCorpusRequest\"\x82\x01\n\x0b\x43orpusStats\x12\x11\n\tdocuments\x18\x01 \x01(\r\x12\x0e\n\x06\x63hunks\x18\x02 \x01(\r\x12\x0f\n\x07pending\x18\x03 \x01(\r\x12\x14\n\x0c\x63ommitted_at\x18\x04 \x01(\t\x12\x10\n\x08\x65mbedded\x18\x05 \x01(\r\x12\x17\n\x0f\x65mbedding_model\x18\x06 \x01(\t\"B\n\x13SearchCorpusRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x12\n\x05top_k\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\x08\n\x06_top_k\"V\n\x0b\x44ocumentHit\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07snippet\x18\x03 \x01(\t\x12\x0c\n\x04rank\x18\x04 \x01(\r\x12\r\n\x05score\x18\x05 \x01(\x01\"R\n\x14SearchCorpusResponse\x12\'\n\x07results\x18\x01 \x03(\x0b\x32\x16.quarry.v1.DocumentHit\x12\x11\n\tdocuments\x18\x02 \x01(\r\" \n\x12GetDocumentRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\xab\x01\n\x15SearchPassagesRequest\x12\x0f\n\x07queries\x18\x01 \x03(\t\x12\x12\n\x05top_k\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x1d\n\x10max_per_document\x18\x03 \x01(\rH\x01\x88\x01\x01\x12\x11\n\tid_prefix\x18\x04 \x01(\t\x12\x12\n\x05rrf_k\x18\x05 \x01(\rH\x02\x88\x01\x01\x42\x08\n\x06_top_kB\x13\n\x11_max_per_documentB\x08\n\x06_rrf_k\"\x91\x01\n\x0cIndexPassage\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x16\n\x0e\x64ocument_title\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\r\n\x05index\x18\x04 \x01(\r\x12\r\n\x05score\x18\x05 \x01(\x01\x12\x14\n\x0clexical_rank\x18\x06 \x01(\r\x12\x12\n\ndense_rank\x18\x07 \x01(\r\"i\n\x16SearchPassagesResponse\x12)\n\x08passages\x18\x01 \x03(\x0b\x32\x17.quarry.v1.IndexPassage\x12\x11\n\tretrieval\x18\x02 \x01(\t\x12\x11\n\tdocuments\x18\x03 \x01(\r2\xe5\x03\n\x05Index\x12R\n\rListDocuments\x12\x1f.quarry.v1.ListDocumentsRequest\x1a .quarry.v1.ListDocumentsResponse\x12U\n\x0eIndexDocuments\x12 .quarry.v1.IndexDocumentsRequest\x1a!.quarry.v1.IndexDocumentsResponse\x12\x46\n\x0c\x43ommitCorpus\x12\x1e.quarry.v1.CommitCorpusRequest\x1a\x16.quarry.v1.CorpusStats\x12O\n\x0cSearchCorpus\x12\x1e.quarry.v1.SearchCorpusRequest\x1a\x1f.quarry.v1.SearchCorpusResponse\x12\x41\n\x0bGetDocument\x12\x1d.quarry.v1.GetDocumentRequest\x1a\x13.quarry.v1.Document\x12U\n\x0eSearchPassages\x12 .quarry.v1.SearchPassagesRequest\x1a!.quarry.v1.SearchPassagesResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15quarry/v1/index.proto\x12\tquarry.v1\"{\n\x08\x44ocument\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x10\n\x08markdown\x18\x03 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x04 \x01(\t\x12\x0c\n\x04size\x18\x05 \x01(\x04\x12\x10\n\x08mtime_ns\x18\x06 \x01(\x03\x12\x0c\n\x04kind\x18\x07 \x01(\t\"\xa0\x01\n\x0c\x44ocumentInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x02 \x01(\t\x12\x0c\n\x04size\x18\x03 \x01(\x04\x12\x10\n\x08mtime_ns\x18\x04 \x01(\x03\x12\r\n\x05title\x18\x05 \x01(\t\x12\x0c\n\x04kind\x18\x06 \x01(\t\x12\x0e\n\x06\x63hunks\x18\x07 \x01(\r\x12\x12\n\nindexed_at\x18\x08 \x01(\t\x12\r\n\x05pages\x18\t \x01(\r\")\n\x14ListDocumentsRequest\x12\x11\n\tid_prefix\x18\x01 \x01(\t\"C\n\x15ListDocumentsResponse\x12*\n\tdocuments\x18\x01 \x03(\x0b\x32\x17.quarry.v1.DocumentInfo\"P\n\x15IndexDocumentsRequest\x12#\n\x06upsert\x18\x01 \x03(\x0b\x32\x13.quarry.v1.Document\x12\x12\n\nremove_ids\x18\x02 \x03(\t\"L\n\x16IndexDocumentsResponse\x12\x10\n\x08upserted\x18\x01 \x01(\r\x12\x0f\n\x07removed\x18\x02 \x01(\r\x12\x0f\n\x07pending\x18\x03 \x01(\r\"\x15\n\x13\x43ommitCorpusRequest\"\x82\x01\n\x0b\x43orpusStats\x12\x11\n\tdocuments\x18\x01 \x01(\r\x12\x0e\n\x06\x63hunks\x18\x02 \x01(\r\x12\x0f\n\x07pending\x18\x03 \x01(\r\x12\x14\n\x0c\x63ommitted_at\x18\x04 \x01(\t\x12\x10\n\x08\x65mbedded\x18\x05 \x01(\r\x12\x17\n\x0f\x65mbedding_model\x18\x06 \x01(\t\"B\n\x13SearchCorpusRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x12\n\x05top_k\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\x08\n\x06_top_k\"V\n\x0b\x44ocumentHit\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07snippet\x18\x03 \x01(\t\x12\x0c\n\x04rank\x18\x04 \x01(\r\x12\r\n\x05score\x18\x05 \x01(\x01\"R\n\x14SearchCorpusResponse\x12\'\n\x07results\x18\x01 \x03(\x0b\x32\x16.quarry.v1.DocumentHit\x12\x11\n\tdocuments\x18\x02 \x01(\r\" \n\x12GetDocumentRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\xc0\x01\n\x15SearchPassagesRequest\x12\x0f\n\x07queries\x18\x01 \x03(\t\x12\x12\n\x05top_k\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x1d\n\x10max_per_document\x18\x03 \x01(\rH\x01\x88\x01\x01\x12\x11\n\tid_prefix\x18\x04 \x01(\t\x12\x12\n\x05rrf_k\x18\x05 \x01(\rH\x02\x88\x01\x01\x12\x13\n\x0bid_prefixes\x18\x06 \x03(\tB\x08\n\x06_top_kB\x13\n\x11_max_per_documentB\x08\n\x06_rrf_k\"\x9f\x01\n\x0cIndexPassage\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x16\n\x0e\x64ocument_title\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\r\n\x05index\x18\x04 \x01(\r\x12\r\n\x05score\x18\x05 \x01(\x01\x12\x14\n\x0clexical_rank\x18\x06 \x01(\r\x12\x12\n\ndense_rank\x18\x07 \x01(\r\x12\x0c\n\x04page\x18\x08 \x01(\r\"i\n\x16SearchPassagesResponse\x12)\n\x08passages\x18\x01 \x03(\x0b\x32\x17.quarry.v1.IndexPassage\x12\x11\n\tretrieval\x18\x02 \x01(\t\x12\x11\n\tdocuments\x18\x03 \x01(\r2\xe5\x03\n\x05Index\x12R\n\rListDocuments\x12\x1f.quarry.v1.ListDocumentsRequest\x1a .quarry.v1.ListDocumentsResponse\x12U\n\x0eIndexDocuments\x12 .quarry.v1.IndexDocumentsRequest\x1a!.quarry.v1.IndexDocumentsResponse\x12\x46\n\x0c\x43ommitCorpus\x12\x1e.quarry.v1.CommitCorpusRequest\x1a\x16.quarry.v1.CorpusStats\x12O\n\x0cSearchCorpus\x12\x1e.quarry.v1.SearchCorpusRequest\x1a\x1f.quarry.v1.SearchCorpusResponse\x12\x41\n\x0bGetDocument\x12\x1d.quarry.v1.GetDocumentRequest\x1a\x13.quarry.v1.Document\x12U\n\x0eSearchPassages\x12 .quarry.v1.SearchPassagesRequest\x1a!.quarry.v1.SearchPassagesResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,34 +33,34 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_DOCUMENT']._serialized_start=36
   _globals['_DOCUMENT']._serialized_end=159
-  _globals['_DOCUMENTINFO']._serialized_start=161
-  _globals['_DOCUMENTINFO']._serialized_end=286
-  _globals['_LISTDOCUMENTSREQUEST']._serialized_start=288
-  _globals['_LISTDOCUMENTSREQUEST']._serialized_end=329
-  _globals['_LISTDOCUMENTSRESPONSE']._serialized_start=331
-  _globals['_LISTDOCUMENTSRESPONSE']._serialized_end=398
-  _globals['_INDEXDOCUMENTSREQUEST']._serialized_start=400
-  _globals['_INDEXDOCUMENTSREQUEST']._serialized_end=480
-  _globals['_INDEXDOCUMENTSRESPONSE']._serialized_start=482
-  _globals['_INDEXDOCUMENTSRESPONSE']._serialized_end=558
-  _globals['_COMMITCORPUSREQUEST']._serialized_start=560
-  _globals['_COMMITCORPUSREQUEST']._serialized_end=581
-  _globals['_CORPUSSTATS']._serialized_start=584
-  _globals['_CORPUSSTATS']._serialized_end=714
-  _globals['_SEARCHCORPUSREQUEST']._serialized_start=716
-  _globals['_SEARCHCORPUSREQUEST']._serialized_end=782
-  _globals['_DOCUMENTHIT']._serialized_start=784
-  _globals['_DOCUMENTHIT']._serialized_end=870
-  _globals['_SEARCHCORPUSRESPONSE']._serialized_start=872
-  _globals['_SEARCHCORPUSRESPONSE']._serialized_end=954
-  _globals['_GETDOCUMENTREQUEST']._serialized_start=956
-  _globals['_GETDOCUMENTREQUEST']._serialized_end=988
-  _globals['_SEARCHPASSAGESREQUEST']._serialized_start=991
-  _globals['_SEARCHPASSAGESREQUEST']._serialized_end=1162
-  _globals['_INDEXPASSAGE']._serialized_start=1165
-  _globals['_INDEXPASSAGE']._serialized_end=1310
-  _globals['_SEARCHPASSAGESRESPONSE']._serialized_start=1312
-  _globals['_SEARCHPASSAGESRESPONSE']._serialized_end=1417
-  _globals['_INDEX']._serialized_start=1420
-  _globals['_INDEX']._serialized_end=1905
+  _globals['_DOCUMENTINFO']._serialized_start=162
+  _globals['_DOCUMENTINFO']._serialized_end=322
+  _globals['_LISTDOCUMENTSREQUEST']._serialized_start=324
+  _globals['_LISTDOCUMENTSREQUEST']._serialized_end=365
+  _globals['_LISTDOCUMENTSRESPONSE']._serialized_start=367
+  _globals['_LISTDOCUMENTSRESPONSE']._serialized_end=434
+  _globals['_INDEXDOCUMENTSREQUEST']._serialized_start=436
+  _globals['_INDEXDOCUMENTSREQUEST']._serialized_end=516
+  _globals['_INDEXDOCUMENTSRESPONSE']._serialized_start=518
+  _globals['_INDEXDOCUMENTSRESPONSE']._serialized_end=594
+  _globals['_COMMITCORPUSREQUEST']._serialized_start=596
+  _globals['_COMMITCORPUSREQUEST']._serialized_end=617
+  _globals['_CORPUSSTATS']._serialized_start=620
+  _globals['_CORPUSSTATS']._serialized_end=750
+  _globals['_SEARCHCORPUSREQUEST']._serialized_start=752
+  _globals['_SEARCHCORPUSREQUEST']._serialized_end=818
+  _globals['_DOCUMENTHIT']._serialized_start=820
+  _globals['_DOCUMENTHIT']._serialized_end=906
+  _globals['_SEARCHCORPUSRESPONSE']._serialized_start=908
+  _globals['_SEARCHCORPUSRESPONSE']._serialized_end=990
+  _globals['_GETDOCUMENTREQUEST']._serialized_start=992
+  _globals['_GETDOCUMENTREQUEST']._serialized_end=1024
+  _globals['_SEARCHPASSAGESREQUEST']._serialized_start=1027
+  _globals['_SEARCHPASSAGESREQUEST']._serialized_end=1219
+  _globals['_INDEXPASSAGE']._serialized_start=1222
+  _globals['_INDEXPASSAGE']._serialized_end=1381
+  _globals['_SEARCHPASSAGESRESPONSE']._serialized_start=1383
+  _globals['_SEARCHPASSAGESRESPONSE']._serialized_end=1488
+  _globals['_INDEX']._serialized_start=1491
+  _globals['_INDEX']._serialized_end=1976
 # @@protoc_insertion_point(module_scope)

@@ -25,7 +25,7 @@ class Document(_message.Message):
     def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., markdown: _Optional[str] = ..., content_hash: _Optional[str] = ..., size: _Optional[int] = ..., mtime_ns: _Optional[int] = ..., kind: _Optional[str] = ...) -> None: ...
 
 class DocumentInfo(_message.Message):
-    __slots__ = ("id", "content_hash", "size", "mtime_ns", "title", "kind", "chunks")
+    __slots__ = ("id", "content_hash", "size", "mtime_ns", "title", "kind", "chunks", "indexed_at", "pages")
     ID_FIELD_NUMBER: _ClassVar[int]
     CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -33,6 +33,8 @@ class DocumentInfo(_message.Message):
     TITLE_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    INDEXED_AT_FIELD_NUMBER: _ClassVar[int]
+    PAGES_FIELD_NUMBER: _ClassVar[int]
     id: str
     content_hash: str
     size: int
@@ -40,7 +42,9 @@ class DocumentInfo(_message.Message):
     title: str
     kind: str
     chunks: int
-    def __init__(self, id: _Optional[str] = ..., content_hash: _Optional[str] = ..., size: _Optional[int] = ..., mtime_ns: _Optional[int] = ..., title: _Optional[str] = ..., kind: _Optional[str] = ..., chunks: _Optional[int] = ...) -> None: ...
+    indexed_at: str
+    pages: int
+    def __init__(self, id: _Optional[str] = ..., content_hash: _Optional[str] = ..., size: _Optional[int] = ..., mtime_ns: _Optional[int] = ..., title: _Optional[str] = ..., kind: _Optional[str] = ..., chunks: _Optional[int] = ..., indexed_at: _Optional[str] = ..., pages: _Optional[int] = ...) -> None: ...
 
 class ListDocumentsRequest(_message.Message):
     __slots__ = ("id_prefix",)
@@ -129,21 +133,23 @@ class GetDocumentRequest(_message.Message):
     def __init__(self, id: _Optional[str] = ...) -> None: ...
 
 class SearchPassagesRequest(_message.Message):
-    __slots__ = ("queries", "top_k", "max_per_document", "id_prefix", "rrf_k")
+    __slots__ = ("queries", "top_k", "max_per_document", "id_prefix", "rrf_k", "id_prefixes")
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
     MAX_PER_DOCUMENT_FIELD_NUMBER: _ClassVar[int]
     ID_PREFIX_FIELD_NUMBER: _ClassVar[int]
     RRF_K_FIELD_NUMBER: _ClassVar[int]
+    ID_PREFIXES_FIELD_NUMBER: _ClassVar[int]
     queries: _containers.RepeatedScalarFieldContainer[str]
     top_k: int
     max_per_document: int
     id_prefix: str
     rrf_k: int
-    def __init__(self, queries: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., max_per_document: _Optional[int] = ..., id_prefix: _Optional[str] = ..., rrf_k: _Optional[int] = ...) -> None: ...
+    id_prefixes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, queries: _Optional[_Iterable[str]] = ..., top_k: _Optional[int] = ..., max_per_document: _Optional[int] = ..., id_prefix: _Optional[str] = ..., rrf_k: _Optional[int] = ..., id_prefixes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class IndexPassage(_message.Message):
-    __slots__ = ("document_id", "document_title", "text", "index", "score", "lexical_rank", "dense_rank")
+    __slots__ = ("document_id", "document_title", "text", "index", "score", "lexical_rank", "dense_rank", "page")
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_TITLE_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -151,6 +157,7 @@ class IndexPassage(_message.Message):
     SCORE_FIELD_NUMBER: _ClassVar[int]
     LEXICAL_RANK_FIELD_NUMBER: _ClassVar[int]
     DENSE_RANK_FIELD_NUMBER: _ClassVar[int]
+    PAGE_FIELD_NUMBER: _ClassVar[int]
     document_id: str
     document_title: str
     text: str
@@ -158,7 +165,8 @@ class IndexPassage(_message.Message):
     score: float
     lexical_rank: int
     dense_rank: int
-    def __init__(self, document_id: _Optional[str] = ..., document_title: _Optional[str] = ..., text: _Optional[str] = ..., index: _Optional[int] = ..., score: _Optional[float] = ..., lexical_rank: _Optional[int] = ..., dense_rank: _Optional[int] = ...) -> None: ...
+    page: int
+    def __init__(self, document_id: _Optional[str] = ..., document_title: _Optional[str] = ..., text: _Optional[str] = ..., index: _Optional[int] = ..., score: _Optional[float] = ..., lexical_rank: _Optional[int] = ..., dense_rank: _Optional[int] = ..., page: _Optional[int] = ...) -> None: ...
 
 class SearchPassagesResponse(_message.Message):
     __slots__ = ("passages", "retrieval", "documents")

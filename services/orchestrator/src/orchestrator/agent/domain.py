@@ -89,6 +89,8 @@ class Passage:
     score: float = 0.0
     # 0-based position of the passage within its page.
     index: int = 0
+    # 1-based page of a local PDF the passage comes from (0: unknown or not a PDF).
+    page: int = 0
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,8 @@ class Evidence:
     passages: tuple[str, ...] = ()
     # When the page says it was published (as the search backend gave it), if known.
     published: str = ""
+    # The PDF pages (1-based) its passages come from: a local PDF is cited by page.
+    pages: tuple[int, ...] = ()
 
     @property
     def parts(self) -> tuple[str, ...]:

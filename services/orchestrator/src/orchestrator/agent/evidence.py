@@ -126,7 +126,8 @@ def from_passages(passages: Sequence[Passage], snippets: Sequence[SearchHit]) ->
     out = []
     for url, group in by_url.items():
         text, parts = _page_source(group, snippet_of.get(url))
-        out.append(Evidence(url, group[0].title, text, "passages", parts))
+        pages = tuple(sorted({p.page for p in group if p.page}))
+        out.append(Evidence(url, group[0].title, text, "passages", parts, pages=pages))
     for h in snippets:
         if h.url not in by_url:
             out.append(Evidence(h.url, h.title, h.snippet.strip(), "snippet", (h.snippet.strip(),)))

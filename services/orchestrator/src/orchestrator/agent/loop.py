@@ -57,7 +57,7 @@ async def _judge_snippets(
     None: the snippets are not enough and the pages have been read and ranked.
     """
     prior = state.chunk_evidence()
-    snippets = [Evidence(h.url, h.title, h.snippet, "snippet") for h in ranked]
+    snippets = state.snippet_evidence(ranked)
     prefetch = (
         asyncio.create_task(gather(state, urls, speculative=True)) if state.prefetch else None
     )

@@ -209,6 +209,7 @@ class Corpus(Protocol):
         timeout: float,
         max_per_document: int = 3,
         id_prefix: str = "",
+        id_prefixes: Sequence[str] = (),
     ) -> LocalPassages:
         """The best passages for ``queries`` (question first), every query's BM25 and dense
         rankings fused by RRF; ``url`` of each passage is its document id (``local:...``).

@@ -206,6 +206,8 @@ async def _local_passages(state: RunState) -> tuple[list[Passage], str]:
                 top_k=_local_top_k(state),
                 max_per_document=per_doc,
                 timeout=state.research_left(cap),
+                id_prefix=state.options.scope,
+                id_prefixes=state.options.visible,
             )
     except (CorpusError, TimeoutError) as err:
         logger.warning("local passages failed", extra={"error": str(err)})

@@ -100,6 +100,8 @@ async def _local(state: RunState, query: str) -> list[SearchHit] | CorpusError:
                 top_k=state.settings.corpus_top_k,
                 max_per_document=1,
                 timeout=state.research_left(cap),
+                id_prefix=state.options.scope,
+                id_prefixes=state.options.visible,
             )
     except CorpusError as err:
         return err

@@ -46,6 +46,10 @@ class RunOptions:
     mode: Mode | None = None
     # Answer length: brief | full; None: the prompt's own rule (short for a bare fact).
     detail: str | None = None
+    # Local documents: only ids starting with ``scope`` (a pinned folder or file) and, when
+    # given, one of ``visible`` (the caller's own documents; empty: all of them).
+    scope: str = ""
+    visible: tuple[str, ...] = ()
     # The agent mode: off | on | auto (agent/agentic.py); None: ORCHESTRATOR_AGENT.
     agent: str | None = None
     # Which domains the web results may come from (orchestrator/domains.py; empty: any).
@@ -168,7 +172,21 @@ class RunState:
 
     def snippets(self, limit: int) -> list[Evidence]:
         """The best search snippets gathered so far, as evidence."""
-        return [Evidence(h.url, h.title, h.snippet, "snippet") for h in self.hits[:limit]]
+        return self.snippet_evidence(self.hits[:limit])
+
+    def snippet_evidence(self, hits: Sequence[SearchHit]) -> list[Evidence]:
+        """``hits``' snippets as evidence; a local PDF's with the pages of the passages its
+        snippet came from, so it is cited by page."""
+        pages: dict[str, set[int]] = {}
+        for (url, _), p in self.local_passages.items():
+            if p.page:
+                pages.setdefault(url, set()).add(p.page)
+        return [
+            Evidence(
+                h.url, h.title, h.snippet, "snippet", pages=tuple(sorted(pages.get(h.url, ())))
+            )
+            for h in hits
+        ]
 
     def add_queries(self, queries: list[str]) -> None:
         """Remember queries the passages should answer (first seen first)."""

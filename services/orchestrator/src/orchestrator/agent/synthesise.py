@@ -67,6 +67,8 @@ def source_list(sources: Sequence[Evidence]) -> list[dict[str, Any]]:
             "origin": origin_of(s.url),
             "published": s.published,
             "passages": list(s.parts),
+            # A local PDF's pages, so a citation can say "p. 3" (only when known).
+            **({"pages": list(s.pages)} if s.pages else {}),
         }
         for n, s in enumerate(sources, start=1)
     ]

@@ -124,7 +124,9 @@ async def _list(box: Toolbox, args: dict[str, Any]) -> str:
     if box.documents is None:  # offered only when there is a list
         return "error: no document list is available"
     limit = max(1, min(int(args.get("limit") or 50), 200))
-    docs = await box.documents.list_documents(limit=limit)
+    visible = box.state.options.visible  # a named user sees the shared folders and their own
+    docs = await box.documents.list_documents(limit=200 if visible else limit)
+    docs = [d for d in docs if not visible or str(d.get("id", "")).startswith(visible)][:limit]
     if not docs:
         return "no local documents are indexed"
     return "\n".join(json.dumps(d, ensure_ascii=False, default=str) for d in docs)
@@ -138,7 +140,11 @@ async def _passages_of(box: Toolbox, target: str, aspect: str) -> Evidence:
         if corpus is None:
             raise RunFailed("local_unavailable", "Local documents are not configured.")
         found = await corpus.search_passages(
-            [aspect], top_k=3, timeout=state.research_left(), id_prefix=target
+            [aspect],
+            top_k=3,
+            timeout=state.research_left(),
+            id_prefix=target,
+            id_prefixes=state.options.visible,
         )
         if not found.passages:
             raise RunFailed("not_found", f"No passages of {target} match {aspect!r}.")

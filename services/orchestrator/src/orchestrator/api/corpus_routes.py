@@ -7,22 +7,27 @@ from asyncio import FIRST_COMPLETED
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.api.models import Problem
+from orchestrator.api.models import MAX_OFFSET, MAX_PAGE, Problem
 from orchestrator.api.ratelimit import enforce
-from orchestrator.api.routes import get_runtime, negotiate
+from orchestrator.api.routes import PrincipalDep, get_runtime, negotiate
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.sse import KEEP_ALIVE, StreamFormat, frame
+from orchestrator.api.upload_stream import OVERHEAD_BYTES, boundary_of, receive_files
 from orchestrator.corpus.indexer import Counts, RefreshResult
 from orchestrator.corpus.service import CorpusService, CorpusUnavailable
+from orchestrator.corpus.uploads import UploadsOff, UploadTooLarge
 from orchestrator.errors import DomainError
+
+#: Routes that read their own (multipart) bodies, past the JSON body guard.
+UPLOAD_PATHS = frozenset({"/v1/corpus/files"})
 
 _PROBLEMS: dict[int | str, dict[str, Any]] = {
     code: {"model": Problem, "content": {"application/problem+json": {}}}
-    for code in (400, 401, 403, 404, 406, 413, 415, 422, 429, 503)
+    for code in (400, 401, 403, 404, 406, 409, 413, 415, 422, 429, 503)
 }
 
 router = APIRouter(prefix="/v1", tags=["corpus"])
@@ -156,3 +161,104 @@ async def corpus_refresh(
     # Shielded: a client that goes away does not cancel the refresh half-way.
     result = await asyncio.shield(service.start_refresh(folder))
     return JSONResponse(_final(result))
+
+
+class DocumentItem(BaseModel):
+    """One indexed document."""
+
+    id: str = Field(description="the document id (local: + path): its citation URL")
+    path: str
+    title: str
+    type: str = Field(description="html, markdown, text or pdf")
+    size: int = Field(description="bytes of the file when indexed")
+    passages: int
+    pages: int | None = Field(description="PDF pages its passages were cut from")
+    indexed_at: str | None
+    modified_at: str | None
+    uploaded: bool = Field(description="kept in the upload folder: removing it deletes the file")
+
+
+class DocumentPage(BaseModel):
+    """GET /v1/corpus/documents."""
+
+    documents: list[DocumentItem]
+    total: int
+    offset: int
+    limit: int
+
+
+@router.get("/corpus/documents", response_model=DocumentPage, responses=_PROBLEMS)
+async def list_documents(
+    service: ServiceDep,
+    who: PrincipalDep,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+    under: Annotated[
+        str | None,
+        Query(max_length=4096, description="only this folder or file (a scope, see options)"),
+    ] = None,
+) -> dict[str, Any]:
+    """The documents the caller can see, by path: type, size, passages, when indexed."""
+    docs, total = await service.documents.page(who, under=under or "", offset=offset, limit=limit)
+    return {"documents": docs, "total": total, "offset": offset, "limit": limit}
+
+
+@router.delete("/corpus/documents/{doc_id:path}", responses=_PROBLEMS)
+async def remove_document(
+    doc_id: str, request: Request, service: ServiceDep, who: PrincipalDep
+) -> dict[str, Any]:
+    """Remove one document from the index (an uploaded one's file too)."""
+    await enforce(request, "indexing")
+    async with service.exclusive():
+        return await service.documents.remove(who, doc_id)
+
+
+@router.post(
+    "/corpus/files",
+    status_code=201,
+    responses={
+        201: {"description": "The files kept and indexed: searchable now."},
+        **_PROBLEMS,
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {
+                            "file": {
+                                "type": "array",
+                                "items": {"type": "string", "format": "binary"},
+                            }
+                        },
+                    }
+                }
+            },
+        }
+    },
+)
+async def upload_files(request: Request, service: ServiceDep, who: PrincipalDep) -> JSONResponse:
+    """Keep PDF, HTML, Markdown or text files in the caller's upload folder and index them.
+
+    All or nothing: one refused file refuses the request and nothing is kept.
+    """
+    await enforce(request, "indexing")
+    uploads = service.uploads
+    if uploads is None:
+        raise UploadsOff("Uploads are off on this server (ORCHESTRATOR_UPLOAD_DIR is empty).")
+    headers = request.headers
+    boundary = boundary_of(headers.get("content-type", ""), headers.get("content-encoding", ""))
+    max_total = uploads.max_bytes * uploads.max_files + OVERHEAD_BYTES
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_total:
+        raise UploadTooLarge(f"The upload is larger than {max_total} bytes.")
+    incoming = await asyncio.to_thread(uploads.incoming)
+    try:
+        await receive_files(request.stream(), boundary, incoming, max_total)
+        async with service.exclusive():
+            kept = await uploads.keep(who, incoming)
+    finally:
+        await asyncio.to_thread(incoming.discard)
+    return JSONResponse({"files": kept}, status_code=201)

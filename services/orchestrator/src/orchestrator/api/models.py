@@ -97,6 +97,13 @@ class SearchOptions(BaseModel):
         description="answer length: brief (one or two sentences) or full (a direct answer, then "
         "2-4 paragraphs); absent: short for a bare fact, longer for explanations",
     )
+    scope: str | None = Field(
+        default=None,
+        max_length=4096,
+        description="pin the question to a folder or file of the local documents (an absolute "
+        "path or a local: id, as GET /v1/corpus/documents lists them): only its passages are "
+        "used and the web is not searched; one that names nothing you can see is a 422",
+    )
     agent: Literal["off", "on", "auto"] | None = Field(
         default=None,
         description="the agent mode: on (a tool-calling model picks its own searches, reads, "

@@ -26,6 +26,7 @@ from orchestrator.api.routes import PrincipalDep, RuntimeDep
 from orchestrator.api.sse import DONE, sse_data
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.ask import Conversation, Question, ask, prepare
+from orchestrator.corpus.documents import pinned
 from orchestrator.errors import DomainError
 from orchestrator.events import Event, EventSink, ResultCollector
 from orchestrator.policy import domains_for, research_sources
@@ -212,6 +213,13 @@ async def chat_completions(
     completion_id = f"chatcmpl-{run_id}"
     try:
         searched, options = prepare(question, body.options, settings, domains)
+        options = await pinned(
+            options,
+            runtime.corpus.documents if runtime.corpus is not None else None,
+            who,
+            body.options.scope,
+            body.options.sources,
+        )
     except DomainError as err:  # search off, a bad option, domain or site: operator
         return openai_problem_for(err)
     # The client sends the conversation each time: nothing is kept here.

@@ -30,6 +30,7 @@ from orchestrator.api.runtime import Runtime
 from orchestrator.api.security import principal_of
 from orchestrator.api.streaming import EventStreamResponse, drive
 from orchestrator.ask import Conversation, Question, ask, prepare
+from orchestrator.corpus.documents import pinned
 from orchestrator.errors import InvalidEdit, NotAcceptable, SessionNotFound
 from orchestrator.events import Event, EventSink, ResultCollector
 from orchestrator.principals import NotVisible, Principal, acting_owner, listed_owner
@@ -123,6 +124,13 @@ async def search(
     run_id = uuid.uuid4().hex
     asked = body.options.domains.model_dump() if body.options.domains is not None else None
     searched, options = prepare(body.query, body.options, runtime.deps.settings, asked)
+    options = await pinned(
+        options,
+        runtime.corpus.documents if runtime.corpus is not None else None,
+        who,
+        body.options.scope,
+        body.options.sources,
+    )
     edit = await _edit_index(runtime, body, who.id)
     talk = Conversation.kept(session_id, edit=edit)
     question = Question(searched, who.id, run_id, options, talk, typed=body.query)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,7 @@ from orchestrator.clients.searxng import SearxngClient
 from orchestrator.config import Settings
 from orchestrator.corpus.indexer import Indexer
 from orchestrator.corpus.service import CorpusService
+from orchestrator.corpus.uploads import Uploads
 from orchestrator.lanes import LlmLanes
 from orchestrator.llm.factory import build_llm
 from orchestrator.llm.ready import ReadyGate
@@ -174,7 +176,9 @@ def corpus_service(settings: Settings, corpus: CorpusClient, extractor: Extracto
         max_file_bytes=settings.corpus_max_file_bytes,
         concurrency=settings.corpus_concurrency,
     )
-    return CorpusService(
+    # Canonical, like every document id: the owner's prefix must match the ids of their files.
+    upload_dir = os.path.realpath(settings.upload_dir) if settings.upload_dir else ""
+    service = CorpusService(
         corpus,
         indexer,
         corpus_dir=settings.corpus_dir,
@@ -182,7 +186,18 @@ def corpus_service(settings: Settings, corpus: CorpusClient, extractor: Extracto
         rescan_s=settings.corpus_rescan_s,
         roots=settings.corpus_root_list(),
         allow_outside=settings.corpus_allow_outside,
+        upload_dir=upload_dir,
     )
+    if upload_dir:
+        service.uploads = Uploads(
+            corpus,
+            extractor,
+            service.documents,
+            max_bytes=settings.upload_max_bytes,
+            max_files=settings.upload_max_files,
+            max_documents=settings.upload_max_documents,
+        )
+    return service
 
 
 @dataclass(frozen=True)

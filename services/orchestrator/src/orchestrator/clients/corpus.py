@@ -28,6 +28,12 @@ class DocInfo:
     size: int
     mtime_ns: int
     chunks: int = 0
+    title: str = ""
+    kind: str = ""
+    # When this version was indexed (ISO 8601 UTC; "" if the index did not record it).
+    indexed_at: str = ""
+    # PDF pages its passages were cut from (0: not paged).
+    pages: int = 0
 
 
 @dataclass(frozen=True)
@@ -106,7 +112,17 @@ class CorpusClient:
         except grpc.aio.AioRpcError as err:
             raise _error(err, "ListDocuments") from None
         return {
-            d.id: DocInfo(d.id, d.content_hash, d.size, d.mtime_ns, d.chunks)
+            d.id: DocInfo(
+                d.id,
+                d.content_hash,
+                d.size,
+                d.mtime_ns,
+                d.chunks,
+                d.title,
+                d.kind,
+                d.indexed_at,
+                d.pages,
+            )
             for d in reply.documents
         }
 
@@ -157,14 +173,17 @@ class CorpusClient:
         timeout: float,
         max_per_document: int = 3,
         id_prefix: str = "",
+        id_prefixes: Sequence[str] = (),
     ) -> LocalPassages:
         """The index's best passages for ``queries`` (question, rewrite, gap queries), already
-        chunked and ranked: BM25 + dense by RRF, or BM25 alone when it has no embeddings."""
+        chunked and ranked: BM25 + dense by RRF, or BM25 alone when it has no embeddings;
+        only documents under ``id_prefix`` and (when given) one of ``id_prefixes``."""
         request = index_pb2.SearchPassagesRequest(
             queries=list(queries),
             top_k=top_k,
             max_per_document=max_per_document,
             id_prefix=id_prefix,
+            id_prefixes=list(id_prefixes),
         )
         try:
             async with self._limit:
@@ -172,7 +191,7 @@ class CorpusClient:
         except grpc.aio.AioRpcError as err:
             raise _error(err, "SearchPassages") from None
         passages = [
-            Passage(p.document_id, p.document_title, p.text, p.score, p.index)
+            Passage(p.document_id, p.document_title, p.text, p.score, p.index, p.page)
             for p in reply.passages
         ]
         return LocalPassages(passages, reply.retrieval)

@@ -4,19 +4,23 @@ the path policy of the refresh endpoint, and the stats ``GET /v1/corpus`` shows.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from orchestrator.agent.domain import CorpusError
 from orchestrator.clients.corpus import CorpusClient
+from orchestrator.corpus.documents import Documents
 from orchestrator.corpus.indexer import (
     FolderMissing,
     Indexer,
     Progress,
     RefreshResult,
 )
+from orchestrator.corpus.uploads import Uploads
 from orchestrator.errors import DomainError, ErrorKind
 
 logger = logging.getLogger(__name__)
@@ -94,6 +98,7 @@ class CorpusService:
         rescan_s: float,
         roots: tuple[str, ...] = (),
         allow_outside: bool = False,
+        upload_dir: str = "",
     ) -> None:
         self._corpus = corpus
         self._indexer = indexer
@@ -106,6 +111,15 @@ class CorpusService:
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[RefreshResult]] = set()
         self.last: RefreshResult | None = None
+        self.documents = Documents(corpus, roots=self.roots, upload_dir=upload_dir)
+        # Set by the wiring when ORCHESTRATOR_UPLOAD_DIR is (it needs the reader).
+        self.uploads: Uploads | None = None
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        """Hold the refresh turn (an upload's commit must not publish half a refresh)."""
+        async with self._lock:
+            yield
 
     @property
     def busy(self) -> bool:

@@ -316,11 +316,12 @@ class RecordingCorpus:
         timeout: float,
         max_per_document: int = 3,
         id_prefix: str = "",
+        id_prefixes: Sequence[str] = (),
     ) -> LocalPassages:
         """See Corpus.search_passages."""
         out = await self._inner.search_passages(
             queries, top_k=top_k, timeout=timeout, max_per_document=max_per_document,
-            id_prefix=id_prefix,
+            id_prefix=id_prefix, id_prefixes=id_prefixes,
         )  # fmt: skip
         self._rec.add("corpus.search", queries=list(queries), retrieval=out.retrieval,
                       passages=[_passage(p) for p in out.passages])  # fmt: skip

@@ -21,6 +21,10 @@ class Backend(Protocol):
         ``POST /v1/search``'s (only those the tool call gave, the domains among them)."""
         ...
 
+    async def documents(self) -> Any:
+        """The caller's indexed documents (``GET /v1/corpus/documents``' first page)."""
+        ...
+
     async def index(self, path: str, progress: Progress) -> Any:
         """Index a folder; the refresh's final counts."""
         ...
@@ -76,7 +80,8 @@ def format_answer(result: dict[str, Any]) -> str:
         lines.append("Not supported by any source: " + " | ".join(unsupported))
     lines += ["", "Sources:"]
     for src in result.get("sources", []):
-        lines.append(f"[{src['n']}] {src.get('title') or src['url']} — {src['url']}")
+        pages = _pages(src.get("pages") or [])
+        lines.append(f"[{src['n']}] {src.get('title') or src['url']} — {src['url']}{pages}")
         passages = src.get("passages") or [src.get("excerpt", "")]
         lines.extend(f"    > {_clip(str(p), PASSAGE_CHARS)}" for p in passages if p)
     dropped = (result.get("policy") or {}).get("dropped") or []
@@ -89,6 +94,33 @@ def format_answer(result: dict[str, Any]) -> str:
     if result.get("session_id"):
         lines += ["", f"Conversation: quarry://sessions/{result['session_id']}"]
     return "\n".join(lines).strip()
+
+
+def _pages(pages: list[int]) -> str:
+    if not pages:
+        return ""
+    return f" (p. {pages[0]})" if len(pages) == 1 else f" (pp. {', '.join(map(str, pages))})"
+
+
+def format_documents(page: dict[str, Any]) -> str:
+    """The caller's documents as a Markdown table (path, type, size, passages, indexed at)."""
+    docs = page.get("documents") or []
+    if not docs:
+        return "No documents are indexed yet."
+    lines = [
+        f"{page.get('total', len(docs))} documents (first {len(docs)} shown).",
+        "",
+        "| path | type | size | passages | pages | indexed at |",
+        "|---|---|---|---|---|---|",
+    ]
+    for d in docs:
+        path = str(d["path"]).replace("|", "\\|")
+        pages = d.get("pages") or ""
+        lines.append(
+            f"| {path} | {d['type']} | {d['size']} | {d['passages']} | {pages} | "
+            f"{d.get('indexed_at') or ''} |"
+        )
+    return "\n".join(lines)
 
 
 def format_session(session: dict[str, Any]) -> str:

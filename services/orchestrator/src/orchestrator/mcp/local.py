@@ -20,6 +20,7 @@ from orchestrator.api.ratelimit import Family, RateLimited, enforce
 from orchestrator.api.runtime import Runtime
 from orchestrator.api.security import principal_of
 from orchestrator.ask import Question, ask, prepare
+from orchestrator.corpus.documents import pinned
 from orchestrator.corpus.indexer import Counts
 from orchestrator.errors import DomainError
 from orchestrator.events import EventSink, ResultCollector
@@ -60,11 +61,20 @@ class LocalBackend:
     async def search(self, query: str, given: dict[str, Any], progress: Progress) -> Any:
         """One quick-search run in a new session; progress lines as the run goes."""
         await self._limit("questions")
-        owner = self._who().id
+        who = self._who()
+        owner = who.id
+        service = self._runtime.corpus
         try:
             asked = SearchOptions.model_validate(given)
             lists = asked.domains.model_dump() if asked.domains is not None else None
             searched, options = prepare(query, asked, self._runtime.deps.settings, lists)
+            options = await pinned(
+                options,
+                service.documents if service is not None else None,
+                who,
+                asked.scope,
+                asked.sources,
+            )
         except DomainError as err:  # web search off, a bad domain or site: operator
             raise tool_error(err) from None
         except ValidationError as err:
@@ -112,6 +122,17 @@ class LocalBackend:
         except DomainError as err:
             raise tool_error(err) from None
         return result.as_dict()
+
+    async def documents(self) -> Any:
+        """The caller's documents, first 100 by path."""
+        service = self._runtime.corpus
+        if service is None:
+            raise ToolError("Local documents are not configured on this server.")
+        try:
+            docs, total = await service.documents.page(self._who(), under="", offset=0, limit=100)
+        except DomainError as err:
+            raise tool_error(err) from None
+        return {"documents": docs, "total": total, "offset": 0, "limit": 100}
 
     async def session(self, session_id: str) -> Any:
         """The caller's conversation, or None (also when it is someone else's)."""

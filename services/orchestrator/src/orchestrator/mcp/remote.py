@@ -68,6 +68,18 @@ class HttpBackend:
                 final = raw["data"]
         return final
 
+    async def documents(self) -> Any:
+        """GET /v1/corpus/documents (the first 100, by path)."""
+        try:
+            reply = await self._client.get("/v1/corpus/documents", params={"limit": 100})
+        except httpx.TransportError as err:
+            raise ToolError(
+                f"Quarry's API at {self._client.base_url} is unreachable: {err}"
+            ) from None
+        if reply.status_code != 200:
+            raise ToolError(_problem_text(reply))
+        return reply.json()
+
     async def session(self, session_id: str) -> Any:
         """GET /v1/sessions/{id}; None when there is none."""
         try:

@@ -19,6 +19,7 @@ from orchestrator.mcp.backend import (
     Progress,
     ToolError,
     format_answer,
+    format_documents,
     format_session,
 )
 
@@ -30,6 +31,8 @@ INSTRUCTIONS = (
 SEARCH_DOC = """Answer a question from the web and the user's documents, with numbered sources.
 Example: search(query="What is the boiling point of water at sea level?")
 sources: "web", "local" (the user's documents) or both; leave empty for the default.
+scope: a folder or file of the user's documents (as quarry://documents lists them) to pin the
+question to; only its passages are used.
 allow_domains / deny_domains: only / never these sites, e.g. allow_domains=["python.org"]
 (site:python.org and -site:example.com in the query work too).
 engines: SearXNG engines to ask, e.g. ["wikipedia", "arxiv"]; pageno: result page, 1-10."""
@@ -85,6 +88,7 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
         deny_domains: list[str] | None = None,
         engines: list[str] | None = None,
         pageno: int | None = None,
+        scope: str | None = None,
     ) -> str:
         progress = reporter(ctx)
         given = {
@@ -92,6 +96,7 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
             "engines": engines,
             "pageno": pageno,
             "domains": _domains(allow_domains, deny_domains),
+            "scope": scope,
         }
         options = {k: v for k, v in given.items() if v}  # the API checks them (ToolError)
         result = await backend_of(ctx).search(query, options, progress)
@@ -133,5 +138,17 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
         if found is None:
             raise ToolError(f"No session {session_id!r} (it may have expired).")
         return format_session(found)
+
+    @mcp.resource(
+        "quarry://documents",
+        name="documents",
+        description="The user's indexed documents: path, type, size, passages, pages, indexed "
+        "at. A path can be given to search as its scope.",
+        mime_type="text/markdown",
+    )
+    async def documents() -> str:
+        # No parameter, so a plain resource (a Context parameter would make it a template);
+        # the caller is the request's, through the server's current context.
+        return format_documents(await backend_of(cast(Ctx, mcp.get_context())).documents())
 
     return mcp

@@ -3,6 +3,7 @@
 
 import { ApiError, adoptTokenFromFragment, getJSON, onUnauthorized, setToken } from "./api.js";
 import { Composer } from "./composer.js";
+import { installDocuments } from "./documents.js";
 import { h } from "./dom.js";
 import { installDomains, withDomains } from "./domains.js";
 import { installExportMenu } from "./export.js";
@@ -278,6 +279,7 @@ installTokenDialog();
 installSettings($("open-settings"), $("settings-dialog"));
 installOptions();
 installSourceCard($("source-card"));
+installDocuments({ button: $("open-docs"), dialog: $("docs-dialog"), before: $("composer") });
 installDomains($("composer"));
 const composer = new Composer($("composer"), {
   onSubmit: (query, mode) => (mode ? startResearch(query, mode) : askQuick(query)),

@@ -32,7 +32,8 @@ export function sanitize(markdown) {
 export function hostOf(source) {
   if (source.origin === "local" || source.url.startsWith("local:")) {
     const path = source.url.replace(/^local:/, "");
-    return `local · ${path.split("/").pop()}`;
+    const pages = source.pages?.length ? ` · p. ${source.pages.join(", ")}` : "";
+    return `local · ${path.split("/").pop()}${pages}`;
   }
   try {
     return new URL(source.url).hostname.replace(/^www\./, "");

@@ -1,5 +1,6 @@
 // Quick search: one turn = a question, the activity line, sources, the streamed answer.
 
+import { withScope } from "./documents.js";
 import { ApiError, readEvents, request } from "./api.js";
 import { copyText, download, h, seconds, slug } from "./dom.js";
 import { policyNote, withDomains } from "./domains.js";
@@ -293,7 +294,7 @@ export async function ask(turn, { query, sessionId, signal, options = {}, editTu
   try {
     const response = await request("/v1/search", {
       method: "POST",
-      body: withDomains(body),
+      body: withScope(withDomains(body)),
       accept: "text/event-stream",
       signal,
     });
