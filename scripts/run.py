@@ -237,6 +237,19 @@ def stage_project_docs(root: Path, target: Path) -> Path:
     return target
 
 
+def upload_env(data_dir: Path, corpus_dir: str) -> dict[str, str]:
+    """Uploads from the web UI go to ``.data/uploads`` (the orchestrator refuses an upload
+    folder inside or around a corpus root, so none is set when CORPUS_DIR holds ``.data``)."""
+    if "ORCHESTRATOR_UPLOAD_DIR" in os.environ:
+        return {"ORCHESTRATOR_UPLOAD_DIR": os.environ["ORCHESTRATOR_UPLOAD_DIR"]}
+    uploads = (data_dir / "uploads").resolve()
+    if corpus_dir:
+        corpus = Path(corpus_dir).resolve()
+        if uploads.is_relative_to(corpus) or corpus.is_relative_to(uploads):
+            return {}
+    return {"ORCHESTRATOR_UPLOAD_DIR": str(uploads)}
+
+
 def corpus_env(root: Path, data_dir: Path, search_ok: bool) -> tuple[dict[str, str], str]:
     """The orchestrator's local-documents settings for `make run`, and the banner lines.
 
@@ -290,6 +303,7 @@ def main() -> None:
     env["ORCHESTRATOR_DATA_DIR"] = os.environ.get(
         "ORCHESTRATOR_DATA_DIR", str(data_dir.resolve() / "orchestrator")
     )
+    env.update(upload_env(data_dir, env.get("CORPUS_DIR", "")))
     py = sys.executable
     logs = data_dir / "logs"
     console = "all" if _verbose() else "problems"

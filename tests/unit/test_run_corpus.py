@@ -164,3 +164,18 @@ def test_verbose_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     for value, verbose in (("1", True), ("true", True), ("", False), ("0", False)):
         monkeypatch.setenv("QUARRY_VERBOSE", value)
         assert run._verbose() is verbose
+
+
+def test_uploads_go_under_the_data_dir_unless_a_corpus_root_holds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ORCHESTRATOR_UPLOAD_DIR", raising=False)
+    data = tmp_path / ".data"
+    assert run.upload_env(data, "") == {
+        "ORCHESTRATOR_UPLOAD_DIR": str((data / "uploads").resolve())
+    }
+    assert run.upload_env(data, str(tmp_path / "notes"))["ORCHESTRATOR_UPLOAD_DIR"]
+    # CORPUS_DIR=. would hold the uploads: the orchestrator would refuse to start, so none is set
+    assert run.upload_env(data, str(tmp_path)) == {}
+    monkeypatch.setenv("ORCHESTRATOR_UPLOAD_DIR", "/srv/uploads")
+    assert run.upload_env(data, str(tmp_path)) == {"ORCHESTRATOR_UPLOAD_DIR": "/srv/uploads"}
