@@ -6,10 +6,13 @@ request may get a 5xx. Derandomized and bounded (``CASES``): the same cases ever
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sys
+import tempfile
 import threading
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -68,7 +71,10 @@ class Served:
             FakeLLM(script=research_reply) as llm,
             FakeSearxng(results_for(world)) as searx,
         ):
+            # Uploads on, so the fuzz reaches their checks (off, every upload is a plain 503).
+            uploads = Path(tempfile.mkdtemp(prefix="quarry-fuzz-uploads-"))
             config = Settings(
+                upload_dir=str(uploads),
                 port=0,
                 reader_addr=world.reader_addr,
                 ranker_addr=world.ranker_addr,
@@ -96,6 +102,7 @@ class Served:
             await self._stop.wait()
             server.should_exit = True
             await serving
+            shutil.rmtree(uploads, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
