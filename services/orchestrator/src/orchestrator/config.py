@@ -7,6 +7,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from limits import parse_many
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -19,6 +20,23 @@ from orchestrator.domains import MAX_SERVER_RULES, InvalidDomain, normalize_all,
 _HTTP_URL = r"^(https?://\S+)?$"
 # Empty, or comma-separated http(s) URLs (several SearXNG instances).
 _HTTP_URLS = r"^(https?://[^\s,]+(\s*,\s*https?://[^\s,]+)*)?$"
+
+
+def parsed_urls(value: str) -> str:
+    """``value`` (empty, or comma-separated http(s) URLs) when every URL parses with a host and
+    a valid port; the patterns above let ``http://[`` or ``http://h:99999`` through, which
+    failed later, at the first request (a 500 from the settings API; found by the fuzz)."""
+    for url in (u.strip() for u in value.split(",") if u.strip()):
+        try:
+            parts = urlsplit(url)
+            _ = parts.port  # raises ValueError for a port out of range or not a number
+        except ValueError as err:
+            raise ValueError(f"{url!r} is not a valid URL ({err})") from None
+        if not parts.hostname:
+            raise ValueError(f"{url!r} names no host")
+    return value
+
+
 # A comma-separated list of search backends.
 _BACKENDS = r"^(searxng|brave)(\s*,\s*(searxng|brave))?$"
 # A rate for the limits library: "N/second", "N/minute", "N per 2 seconds", ...; empty = none.
@@ -291,6 +309,11 @@ class Settings(BaseServiceSettings):
     # Time to send a request body once its head has arrived (a 64 KiB body takes well under a
     # second even on a slow link); a body trickled slower is answered 408 and closed.
     body_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+
+    @field_validator("searxng_url", "llm_base_url", "brave_url")
+    @classmethod
+    def _urls(cls, value: str) -> str:
+        return parsed_urls(value)
 
     @field_validator("rate_questions", "rate_research", "rate_indexing")
     @classmethod

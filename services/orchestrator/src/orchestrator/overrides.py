@@ -11,9 +11,16 @@ from __future__ import annotations
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from orchestrator.config import _BACKENDS, _HTTP_URL, _HTTP_URLS, Settings, is_loopback
+from orchestrator.config import (
+    _BACKENDS,
+    _HTTP_URL,
+    _HTTP_URLS,
+    Settings,
+    is_loopback,
+    parsed_urls,
+)
 from orchestrator.errors import DomainError, ErrorKind
 
 #: The settings that may be changed, with the environment variable each overrides.
@@ -72,6 +79,11 @@ class SettingsPatch(BaseModel):
     llm_api_key: SecretStr | None = Field(default=None, description="write-only")
     agent: Literal["off", "on", "auto"] | None = None
 
+    @field_validator("searxng_url", "llm_base_url")
+    @classmethod
+    def _urls(cls, value: str | None) -> str | None:
+        return None if value is None else parsed_urls(value)
+
     def split(self) -> tuple[dict[str, Any], list[str]]:
         """(values to store as JSON, names to reset)."""
         changed: dict[str, Any] = {}
@@ -112,7 +124,10 @@ def view(settings: Settings, overridden: set[str], *, editable: bool) -> dict[st
 
 
 def _where(url: str) -> str:
-    host = urlsplit(url).hostname or ""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:  # not reachable through the checked settings; never a 500 here
+        return "an address that does not parse"
     return "this machine" if is_loopback(host) else host
 
 

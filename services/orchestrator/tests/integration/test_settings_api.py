@@ -74,6 +74,9 @@ async def test_null_resets_to_the_environment(world: World) -> None:
         {"mode": "fast"},
         {"unknown": 1},
         {"llm_base_url": "not a url"},
+        # found by the schema fuzz: the patterns let these through and the reply was a 500
+        {"llm_base_url": "http://["},
+        {"searxng_url": "http://a.test:99999"},
     ],
 )
 async def test_invalid_changes_are_refused_as_problems(world: World, body: dict[str, Any]) -> None:

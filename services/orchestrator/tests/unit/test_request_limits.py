@@ -31,7 +31,7 @@ from orchestrator.research.state import ResearchState
 from orchestrator.schemas import Plan
 from orchestrator.sessions import Turn
 from orchestrator.structured import default_plan
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 WORDS = st.sampled_from(["tides", "the", "Moon", "été", "東京", "why?", "it", "x" * 40, "\t", " "])
 # Strings the schemas leave open are drawn this long at most (the body bound is 64 KiB).
@@ -159,3 +159,13 @@ async def test_a_long_research_question_falls_back_to_a_scope_that_fits(length: 
     assert query.startswith(dim.title)
     assert len(dim.title) <= 100
     assert ctx.state.brief  # the model's brief, else the question
+
+
+@pytest.mark.parametrize(
+    "url", ["http://[", "http://h:99999", "http://:80/x", "https://a, http://["]
+)
+def test_a_url_setting_that_does_not_parse_is_refused_at_start(url: str) -> None:
+    with pytest.raises(ValidationError, match=r"URL|host"):
+        Settings(searxng_url=url)
+    with pytest.raises(ValidationError):
+        Settings(llm_base_url=url.split(",")[-1].strip())
