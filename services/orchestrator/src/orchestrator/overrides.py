@@ -13,14 +13,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from orchestrator.config import (
-    _BACKENDS,
-    _HTTP_URL,
-    _HTTP_URLS,
-    Settings,
-    is_loopback,
-    parsed_urls,
-)
+from orchestrator.config import Settings
+from orchestrator.config.checks import BACKENDS, HTTP_URL, HTTP_URLS, is_loopback, parsed_urls
 from orchestrator.core.errors import DomainError, ErrorKind
 
 #: The settings that may be changed, with the environment variable each overrides.
@@ -63,18 +57,18 @@ class SettingsPatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     search_backends: str | None = Field(
-        default=None, pattern=_BACKENDS, description="searxng, brave, or both in order"
+        default=None, pattern=BACKENDS, description="searxng, brave, or both in order"
     )
     search_mode: Literal["failover", "merge"] | None = None
     searxng_url: str | None = Field(
-        default=None, pattern=_HTTP_URLS, description="SearXNG instances, comma-separated"
+        default=None, pattern=HTTP_URLS, description="SearXNG instances, comma-separated"
     )
     brave_api_key: SecretStr | None = Field(default=None, description="write-only")
     top_urls: int | None = Field(default=None, ge=1, le=50, description="results kept per search")
     mode: Literal["auto", "speed", "balanced", "quality"] | None = None
     web_search: Literal["on", "off"] | None = None
     llm_provider: Literal["ollama", "openai"] | None = None
-    llm_base_url: str | None = Field(default=None, pattern=_HTTP_URL)
+    llm_base_url: str | None = Field(default=None, pattern=HTTP_URL)
     llm_model: str | None = Field(default=None, max_length=200)
     llm_api_key: SecretStr | None = Field(default=None, description="write-only")
     agent: Literal["off", "on", "auto"] | None = None
