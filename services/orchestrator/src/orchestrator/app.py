@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
+from mcp.server.fastmcp import FastMCP
 
 from orchestrator.api.http.corpus_routes import UPLOAD_PATHS
 from orchestrator.api.http.corpus_routes import router as corpus_router
@@ -85,11 +86,34 @@ def create_app(
             getattr(app.state, "research", None),
         )
     )
-    mcp_routes = mcp.streamable_http_app().routes
+    app = FastAPI(
+        title="Quarry",
+        version=f"{API_VERSION}.0.0",
+        description=DESCRIPTION,
+        lifespan=_lifespan(settings, factory, bool(tokens), mcp),
+    )
+    install_problem_handlers(app)
+    app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes, exempt=UPLOAD_PATHS)
+    # Access control (Host allow-list, CORS, tokens) wraps everything, the body guard included.
+    install_security(app, settings, tokens)
+    faces = (router, corpus_router, research_router, export_router, openai_router, settings_router)
+    for face in faces:
+        app.include_router(face)
+    app.router.routes.extend(mcp.streamable_http_app().routes)
+    _install_ops(app, settings)
+    # The web UI (static files at / and /ui; see orchestrator/web).
+    install_ui(app)
+    return app
+
+
+def _lifespan(
+    settings: Settings, factory: RuntimeFactory, tokens: bool, mcp: FastMCP
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The app's lifespan: the rate limiter, the runtime, the MCP sessions and deep research."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.rate_limiter = limiter = RateLimiter(settings, tokens=bool(tokens))
+        app.state.rate_limiter = limiter = RateLimiter(settings, tokens=tokens)
         try:
             async with factory(settings) as runtime, mcp.session_manager.run():
                 app.state.runtime = runtime
@@ -100,23 +124,11 @@ def create_app(
         finally:
             await limiter.aclose()
 
-    app = FastAPI(
-        title="Quarry",
-        version=f"{API_VERSION}.0.0",
-        description=DESCRIPTION,
-        lifespan=lifespan,
-    )
-    install_problem_handlers(app)
-    app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes, exempt=UPLOAD_PATHS)
-    # Access control (Host allow-list, CORS, tokens) wraps everything, the body guard included.
-    install_security(app, settings, tokens)
-    app.include_router(router)
-    app.include_router(corpus_router)
-    app.include_router(research_router)
-    app.include_router(export_router)
-    app.include_router(openai_router)
-    app.include_router(settings_router)
-    app.router.routes.extend(mcp_routes)
+    return lifespan
+
+
+def _install_ops(app: FastAPI, settings: Settings) -> None:
+    """/healthz and /readyz."""
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
@@ -146,7 +158,3 @@ def create_app(
         if "llm" in down:
             body["detail"] = LLM_LOADING
         return JSONResponse(body, status_code=503 if down else 200)
-
-    # The web UI (static files at / and /ui; see orchestrator/web).
-    install_ui(app)
-    return app
