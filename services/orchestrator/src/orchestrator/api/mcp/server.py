@@ -68,16 +68,25 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
         # /mcp included: one policy in one place instead of a second, different allow-list.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
+    _add_tools(mcp, backend_of)
+    _add_resources(mcp, backend_of)
+    return mcp
 
-    def reporter(ctx: Ctx) -> Progress:
-        step = 0
 
-        async def progress(line: str) -> None:
-            nonlocal step
-            step += 1
-            await ctx.report_progress(step, None, line)
+def _reporter(ctx: Ctx) -> Progress:
+    """A progress callback that reports each line as the next step of the tool call."""
+    step = 0
 
-        return progress
+    async def progress(line: str) -> None:
+        nonlocal step
+        step += 1
+        await ctx.report_progress(step, None, line)
+
+    return progress
+
+
+def _add_tools(mcp: FastMCP, backend_of: Callable[[Ctx | None], Backend]) -> None:
+    """The tools: search, research and index."""
 
     @mcp.tool(description=SEARCH_DOC)
     async def search(
@@ -90,7 +99,7 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
         pageno: int | None = None,
         scope: str | None = None,
     ) -> str:
-        progress = reporter(ctx)
+        progress = _reporter(ctx)
         given = {
             "sources": sources,
             "engines": engines,
@@ -111,11 +120,11 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
         deny_domains: list[str] | None = None,
     ) -> str:
         domains = _domains(allow_domains, deny_domains)
-        return await backend_of(ctx).research(query, mode, reporter(ctx), domains)
+        return await backend_of(ctx).research(query, mode, _reporter(ctx), domains)
 
     @mcp.tool(description=INDEX_DOC)
     async def index(path: str, ctx: Ctx) -> str:
-        progress = reporter(ctx)
+        progress = _reporter(ctx)
         done = await backend_of(ctx).index(path, progress)
         counts = done.get("counts", done)
         return (
@@ -123,6 +132,10 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
             f"{counts.get('updated', 0)} updated, {counts.get('removed', 0)} removed, "
             f"{counts.get('unchanged', 0)} unchanged, {counts.get('skipped', 0)} skipped."
         )
+
+
+def _add_resources(mcp: FastMCP, backend_of: Callable[[Ctx | None], Backend]) -> None:
+    """The resources: a past session, and the user's documents."""
 
     @mcp.resource(
         "quarry://sessions/{session_id}",
@@ -150,5 +163,3 @@ def build_mcp(backend_of: Callable[[Ctx | None], Backend], *, http_path: str = "
         # No parameter, so a plain resource (a Context parameter would make it a template);
         # the caller is the request's, through the server's current context.
         return format_documents(await backend_of(cast(Ctx, mcp.get_context())).documents())
-
-    return mcp
