@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
@@ -171,6 +172,25 @@ def _completion(
     }
 
 
+def _refusal(body: ChatRequest, research: Any) -> Response | None:
+    """The problem for a request that names no model of ours or asks no question, else None."""
+    if body.model not in MODELS:
+        names = ", ".join(MODELS)
+        detail = f"Unknown model {body.model!r}; use one of: {names} (GET /v1/models)."
+        return openai_problem(404, detail, "model_not_found", "invalid_request_error")
+    if body.model == RESEARCH_MODEL and research is None:
+        detail = "quarry-research is not available on this server; use quarry-search."
+        return openai_problem(404, detail, "model_not_found", "invalid_request_error")
+    role, question = body.messages[-1].role, fmt.message_text(body.messages[-1].content).strip()
+    if role != "user" or not question:
+        detail = "The last message must be a user message with text: it is the question."
+        return openai_problem(400, detail, "invalid_messages", "invalid_request_error")
+    if len(question) > MAX_QUESTION_CHARS:
+        detail = f"The question is longer than {MAX_QUESTION_CHARS} characters."
+        return openai_problem(400, detail, "question_too_long", "invalid_request_error")
+    return None
+
+
 @router.post("/chat/completions", response_model=None)
 async def chat_completions(
     body: ChatRequest, request: Request, runtime: RuntimeDep, who: PrincipalDep
@@ -180,22 +200,11 @@ async def chat_completions(
     Quick search keeps no session (the client sends the conversation each time); a research
     run is the caller's, like one started with POST /v1/research."""
     notice = await enforce(request, "questions")
-    if body.model not in MODELS:
-        names = ", ".join(MODELS)
-        detail = f"Unknown model {body.model!r}; use one of: {names} (GET /v1/models)."
-        return openai_problem(404, detail, "model_not_found", "invalid_request_error")
     research = getattr(request.app.state, "research", None)
-    if body.model == RESEARCH_MODEL and research is None:
-        detail = "quarry-research is not available on this server; use quarry-search."
-        return openai_problem(404, detail, "model_not_found", "invalid_request_error")
+    if (refused := _refusal(body, research)) is not None:
+        return refused
     texts = [(m.role, fmt.message_text(m.content).strip()) for m in body.messages]
-    role, question = texts[-1]
-    if role != "user" or not question:
-        detail = "The last message must be a user message with text: it is the question."
-        return openai_problem(400, detail, "invalid_messages", "invalid_request_error")
-    if len(question) > MAX_QUESTION_CHARS:
-        detail = f"The question is longer than {MAX_QUESTION_CHARS} characters."
-        return openai_problem(400, detail, "question_too_long", "invalid_request_error")
+    question = texts[-1][1]
     settings = runtime.deps.settings
     domains = body.domains.model_dump() if body.domains is not None else None
     if body.model == RESEARCH_MODEL and research is not None:
@@ -208,9 +217,7 @@ async def chat_completions(
         return await research_completion(
             research.for_(who), body.model, searched, sources, stream=body.stream, domains=policy
         )
-    history = fmt.history_from_messages(texts[:-1])
     run_id = uuid.uuid4().hex
-    completion_id = f"chatcmpl-{run_id}"
     try:
         searched, options = prepare(question, body.options, settings, domains)
         options = await pinned(
@@ -223,7 +230,7 @@ async def chat_completions(
     except DomainError as err:  # search off, a bad option, domain or site: operator
         return openai_problem_for(err)
     # The client sends the conversation each time: nothing is kept here.
-    talk = Conversation.given(history, label=f"openai-{run_id}")
+    talk = Conversation.given(fmt.history_from_messages(texts[:-1]), label=f"openai-{run_id}")
     asked = Question(searched, who.id, run_id, options, talk)
 
     async def run(sink: EventSink) -> None:
@@ -231,14 +238,21 @@ async def chat_completions(
             sink.warn_after_start(notice.code, notice.message)
         await ask(runtime.deps, runtime.sessions, sink, asked)
 
+    return await _respond(run, body, request, f"chatcmpl-{run_id}", settings.keepalive_s)
+
+
+async def _respond(
+    run: Callable[[EventSink], Awaitable[None]],
+    body: ChatRequest,
+    request: Request,
+    completion_id: str,
+    keepalive_s: float,
+) -> Response:
+    """The run as a stream of chunks, or driven to its end as one completion (or a problem)."""
     if body.stream:
         encoder = ChunkEncoder(completion_id, body.model)
         return EventStreamResponse(
-            run,
-            "sse",
-            encode=encoder,
-            closing=lambda: DONE,
-            keepalive_s=settings.keepalive_s,
+            run, "sse", encode=encoder, closing=lambda: DONE, keepalive_s=keepalive_s
         )
     collector = ResultCollector()
     created = int(time.time())
