@@ -178,6 +178,11 @@ def types(events: list[Ev]) -> list[str]:
     return [e.type for e in events]
 
 
+def phases(events: list[Ev]) -> list[str]:
+    """The phases started, in order."""
+    return [e.data["phase"] for e in events if e.type == "phase.started"]
+
+
 def data(events: list[Ev], type_: str) -> list[dict[str, Any]]:
     """The data of every event of ``type_``."""
     return [e.data for e in events if e.type == type_]
