@@ -212,6 +212,27 @@ def emit_completed(state: RunState, checked: Checked, report: SupportReport | No
     )
 
 
+async def _relay(state: RunState, stream: AsyncIterator[str], write: Callable[[str], None]) -> bool:
+    """Pass the model's visible deltas to ``write`` (thoughts become `thinking` events) until
+    the stream ends or the question's deadline; True when the deadline cut it short."""
+    try:
+        async with asyncio.timeout(state.deadline.remaining()):
+            async for delta in stream:
+                if not delta:
+                    continue
+                if isinstance(delta, Thought):
+                    state.sink.emit("thinking", {"text": str(delta)})
+                    continue
+                write(delta)
+    except TimeoutError:
+        return True
+    finally:
+        # Closing the generator closes the LLM's HTTP stream now, not at garbage collection.
+        if isinstance(stream, AsyncGenerator):
+            await stream.aclose()
+    return False
+
+
 async def stream_answer(
     state: RunState,
     stream: AsyncIterator[str],
@@ -237,28 +258,16 @@ async def stream_answer(
         for text in texts:
             emit_sentence(state, marks, mark(text) if mark else _engine_note(text))
 
-    timed_out = False
-    try:
-        async with asyncio.timeout(state.deadline.remaining()):
-            async for delta in stream:
-                if not delta:
-                    continue
-                if isinstance(delta, Thought):
-                    state.sink.emit("thinking", {"text": str(delta)})
-                    continue
-                if prefix and not parts:
-                    parts.append(prefix)
-                    state.sink.emit("answer.delta", {"text": prefix})
-                    sentences(cutter.feed(prefix))
-                parts.append(delta)
-                state.sink.emit("answer.delta", {"text": delta})
-                sentences(cutter.feed(delta))
-    except TimeoutError:
-        timed_out = True
-    finally:
-        # Closing the generator closes the LLM's HTTP stream now, not at garbage collection.
-        if isinstance(stream, AsyncGenerator):
-            await stream.aclose()
+    def write(delta: str) -> None:
+        if prefix and not parts:
+            parts.append(prefix)
+            state.sink.emit("answer.delta", {"text": prefix})
+            sentences(cutter.feed(prefix))
+        parts.append(delta)
+        state.sink.emit("answer.delta", {"text": delta})
+        sentences(cutter.feed(delta))
+
+    timed_out = await _relay(state, stream, write)
     rest = cutter.flush()
     text = "".join(parts)
     if rest and marks and _cut_short(rest[0], text, timed_out):
