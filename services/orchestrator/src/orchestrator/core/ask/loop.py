@@ -264,39 +264,11 @@ async def run_question(
     state = RunState(question, memory.kept, options, deps, sink, deadline)
     outcome = RunOutcome()
     start = time.perf_counter()
-    sink.emit(
-        "run.started",
-        {
-            "api_version": API_VERSION,
-            "run_id": run_id,
-            "session_id": session_id,
-            "budget_s": deps.settings.question_budget_s,
-            "mode": state.mode,
-            "max_rounds": state.max_rounds,
-            "prefetch": state.prefetch,
-            "sources": list(options.sources),
-            "web_search": deps.settings.web_search,
-            "allow_unsourced": state.allow_unsourced,
-        },
-    )
+    sink.emit("run.started", _started(state, run_id, session_id))
     if history:
         sink.emit("memory", memory.event())
     with state.stage("run", run_id=run_id) as span:
-        try:
-            await _run(state, outcome)
-        except RunFailed as err:
-            outcome.status = "error"
-            sink.emit("error", {"code": err.code, "message": err.message})
-        except LLMError as err:
-            outcome.status = "error"
-            logger.warning("LLM failed", extra={"llm_url": err.url, "error": str(err)})
-            # The providers' messages name the URL already; make sure every message does.
-            message = str(err) if err.url in str(err) else f"{err} (LLM at {err.url})"
-            sink.emit("error", {"code": "llm_unavailable", "message": message})
-        except Exception:  # a bug must end the run with an error event, not a hang
-            outcome.status = "error"
-            logger.exception("run failed", extra={"run_id": run_id})
-            sink.emit("error", {"code": "internal", "message": "The run failed unexpectedly."})
+        await _run_to_an_end(state, outcome, run_id)
         span.set_attribute("ae.status", outcome.status)
         span.set_attribute("ae.rounds", state.rounds)
     sink.emit(
@@ -313,3 +285,39 @@ async def run_question(
     if options.domains.active:
         outcome.policy = {"rules": options.domains.describe(), "dropped": state.policy_dropped}
     return outcome
+
+
+def _started(state: RunState, run_id: str, session_id: str) -> dict[str, Any]:
+    """The `run.started` event's data: the run's identity and the settings it runs with."""
+    settings = state.deps.settings
+    return {
+        "api_version": API_VERSION,
+        "run_id": run_id,
+        "session_id": session_id,
+        "budget_s": settings.question_budget_s,
+        "mode": state.mode,
+        "max_rounds": state.max_rounds,
+        "prefetch": state.prefetch,
+        "sources": list(state.options.sources),
+        "web_search": settings.web_search,
+        "allow_unsourced": state.allow_unsourced,
+    }
+
+
+async def _run_to_an_end(state: RunState, outcome: RunOutcome, run_id: str) -> None:
+    """Run the question; a failure becomes an `error` event and the outcome's status."""
+    try:
+        await _run(state, outcome)
+    except RunFailed as err:
+        outcome.status = "error"
+        state.sink.emit("error", {"code": err.code, "message": err.message})
+    except LLMError as err:
+        outcome.status = "error"
+        logger.warning("LLM failed", extra={"llm_url": err.url, "error": str(err)})
+        # The providers' messages name the URL already; make sure every message does.
+        message = str(err) if err.url in str(err) else f"{err} (LLM at {err.url})"
+        state.sink.emit("error", {"code": "llm_unavailable", "message": message})
+    except Exception:  # a bug must end the run with an error event, not a hang
+        outcome.status = "error"
+        logger.exception("run failed", extra={"run_id": run_id})
+        state.sink.emit("error", {"code": "internal", "message": "The run failed unexpectedly."})
