@@ -16,7 +16,6 @@ Run: ``.venv/bin/python bench/pipeline/bench_pipeline.py`` (``make bench``), abo
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import math
 import os
@@ -33,24 +32,27 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the scripted fakes live with the orchestrator's tests
 
-import grpc  # noqa: E402 - imported after the sys.path entry above
 import httpx  # noqa: E402 - imported after the sys.path entry above
-from quarry.v1 import ranker_pb2, ranker_pb2_grpc, reader_pb2, reader_pb2_grpc  # noqa: E402
+from quarry.v1 import ranker_pb2_grpc, reader_pb2_grpc  # noqa: E402
 from quarry_common.grpc_server import GrpcServer  # noqa: E402
 
-from services.orchestrator.tests.fakes._http import Request, Response, StreamResponse  # noqa: E402
-from services.orchestrator.tests.fakes.fake_llm import Call, FakeLLM, Say  # noqa: E402
-from services.orchestrator.tests.fakes.fake_searxng import FakeSearxng, searx_result  # noqa: E402
+from bench.pipeline.sims import (  # noqa: E402
+    ANSWER,
+    JUDGE_S,
+    PLAN_REAL_S,
+    PLAN_S,
+    SEARCH_S,
+    SIM,
+    TOKENS_PER_S,
+    SimRanker,
+    SimReader,
+    SlowSearxng,
+    llm_script,
+    results,
+)
+from services.orchestrator.tests.fakes.fake_llm import FakeLLM, Say  # noqa: E402
+from services.orchestrator.tests.fakes.fake_searxng import FakeSearxng  # noqa: E402
 
-SEARCH_S = 0.3
-PAGE_MIN_S, PAGE_MAX_S = 0.2, 0.8
-JUDGE_S = 1.5
-# The issue's simulated latencies leave the planner out; a real planner call adds the same
-# constant to both sides of the prefetch comparison (the derived row shows its effect).
-PLAN_S = 0.0
-PLAN_REAL_S = 0.5
-TOKENS_PER_S = 50.0
-ANSWER = " ".join(["Quarry answers questions [1]."] * 10)
 READ_CONCURRENCY = 5
 TOP_URLS = 10
 
@@ -68,189 +70,84 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@dataclass
-class Sim:
-    """Simulated latencies; ``scale`` 0 turns every wait off."""
-
-    scale: float = 1.0
-    fixed_page_s: float | None = None
-
-    def page_s(self, url: str) -> float:
-        """A page's latency: fixed, or spread over 200-800 ms by a hash of its URL."""
-        if self.fixed_page_s is not None:
-            return self.fixed_page_s * self.scale
-        h = int(hashlib.sha256(url.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
-        return (PAGE_MIN_S + h * (PAGE_MAX_S - PAGE_MIN_S)) * self.scale
-
-
-SIM = Sim()
-TEXT = (
-    "Quarry is a private, self-hosted answer engine. It plans a search, reads the best pages "
-    "and writes an answer with numbered citations. "
-) * 40
-
-
-class SimReader(reader_pb2_grpc.ReaderServicer):
-    """Every URL is a page of ~800 words after its simulated latency."""
-
-    async def Read(self, request: Any, context: Any) -> reader_pb2.ReadResponse:
-        await asyncio.sleep(SIM.page_s(request.url))
-        return reader_pb2.ReadResponse(
-            url=request.url,
-            final_url=request.url,
-            title="Quarry page",
-            markdown=TEXT,
-            status=reader_pb2.ReadResponse.OK,
-        )
-
-    async def Extract(self, request: Any, context: Any) -> reader_pb2.ReadResponse:
-        return reader_pb2.ReadResponse(status=reader_pb2.ReadResponse.UNSUPPORTED)
-
-    async def Domains(self, request: Any, context: Any) -> reader_pb2.DomainsResponse:
-        return reader_pb2.DomainsResponse()
-
-
-class SimRanker(ranker_pb2_grpc.RankerServicer):
-    """Keeps the engine order; one leading chunk per page (ranking cost is the ranker's bench)."""
-
-    async def RankResults(self, request: Any, context: Any) -> ranker_pb2.RankResultsResponse:
-        kept = list(request.results)[: request.top_k or None]
-        return ranker_pb2.RankResultsResponse(
-            results=[ranker_pb2.RankedResult(result=r, rank=i + 1) for i, r in enumerate(kept)],
-            total=len(request.results),
-        )
-
-    async def RankChunks(self, request: Any, context: Any) -> ranker_pb2.RankChunksResponse:
-        top = request.top_k if request.HasField("top_k") else 8
-        return ranker_pb2.RankChunksResponse(
-            chunks=[
-                ranker_pb2.Chunk(url=p.url, title=p.title, text=p.markdown[:3000], score=1.0)
-                for p in list(request.pages)[:top]
-            ],
-            total_chunks=len(request.pages),
-        )
-
-    async def RankPassages(self, request: Any, context: Any) -> ranker_pb2.RankPassagesResponse:
-        # Pages referred to by hash only are reported missing: the orchestrator resends them.
-        missing = [p.url for p in request.pages if not p.markdown]
-        return ranker_pb2.RankPassagesResponse(
-            passages=[
-                ranker_pb2.Passage(url=p.url, title=p.title, text=p.markdown[:2000], score=1.0)
-                for p in request.pages
-                if p.markdown
-            ][:8],
-            missing_urls=missing,
-            total_passages=len(request.pages),
-        )
-
-    async def PreparePassages(
-        self, request: Any, context: Any
-    ) -> ranker_pb2.PreparePassagesResponse:
-        # Nothing is kept: every page is reported missing, so RankPassages gets its text.
-        return ranker_pb2.PreparePassagesResponse(missing_urls=[p.url for p in request.pages])
-
-    # The pipeline bench searches the web only: the corpus is the subject of bench/corpus.
-    async def _no_corpus(self, request: Any, context: Any) -> Any:
-        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "no corpus in the pipeline bench")
-
-    ListDocuments = IndexDocuments = CommitCorpus = SearchCorpus = GetDocument = CheckSupport = (
-        _no_corpus
+async def _simulators(es: AsyncExitStack) -> tuple[int, int, FakeLLM, FakeSearxng]:
+    """Start the simulated reader, ranker, LLM and SearXNG (stopped by ``es``); return the
+    reader's and the ranker's ports, the LLM and SearXNG."""
+    reader = GrpcServer(
+        lambda s: reader_pb2_grpc.add_ReaderServicer_to_server(SimReader(), s),
+        host="127.0.0.1",
+        port=0,
     )
+    ranker = GrpcServer(
+        lambda s: ranker_pb2_grpc.add_RankerServicer_to_server(SimRanker(), s),
+        host="127.0.0.1",
+        port=0,
+    )
+    reader_port, ranker_port = await reader.start(), await ranker.start()
+    es.push_async_callback(reader.stop, 0)
+    es.push_async_callback(ranker.stop, 0)
+    llm = await es.enter_async_context(
+        FakeLLM(script=llm_script, token_delay=SIM.scale / TOKENS_PER_S)
+    )
+    searx = await es.enter_async_context(SlowSearxng(results))
+    return reader_port, ranker_port, llm, searx
 
 
-class SlowSearxng(FakeSearxng):
-    """The fake SearXNG, answering after the simulated search latency."""
+def _environment(
+    port: int, reader_port: int, ranker_port: int, llm: FakeLLM, searx_url: str, **settings: Any
+) -> dict[str, str]:
+    """The orchestrator's environment: the simulators' addresses, no limits, ``settings``."""
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
+        "ORCHESTRATOR_PORT": str(port),
+        "READER_ADDR": f"127.0.0.1:{reader_port}",
+        "RANKER_ADDR": f"127.0.0.1:{ranker_port}",
+        "SEARXNG_URL": searx_url,
+        "LLM_PROVIDER": "ollama",
+        "LLM_BASE_URL": llm.url,
+        "LLM_MODEL": llm.model,
+        "ORCHESTRATOR_LLM_MAX_INFLIGHT": "64",
+        "ORCHESTRATOR_READER_MAX_INFLIGHT": "64",
+        "ORCHESTRATOR_SEARXNG_MAX_INFLIGHT": "64",
+        "ORCHESTRATOR_RANKER_MAX_INFLIGHT": "64",
+        # One benchmark client is many simulated users: no per-client limits.
+        "ORCHESTRATOR_RATE_QUESTIONS": "off",
+        "ORCHESTRATOR_MAX_CLIENT_CONNECTIONS": "10000",
+        **{f"ORCHESTRATOR_{k.upper()}": str(v) for k, v in settings.items()},
+    }
 
-    async def _handle(self, request: Request) -> Response | StreamResponse:
-        await asyncio.sleep(SEARCH_S * SIM.scale)
-        return await super()._handle(request)
 
-
-def results(query: str) -> list[dict[str, Any]]:
-    """Twelve distinct results per query."""
-    slug = hashlib.sha256(query.encode()).hexdigest()[:8]
-    return [
-        searx_result(f"https://site{i}.test/{slug}", f"Quarry {i}", f"Quarry answers {i}.")
-        for i in range(12)
-    ]
-
-
-async def llm_script(call: Call) -> Say | None:
-    """Plan proceeds; the snippet judge says insufficient, the chunk judge sufficient."""
-    if call.kind == "plan":
-        await asyncio.sleep(PLAN_S * SIM.scale)
-        return None  # the fake's default plan: proceed with the question
-    if call.kind == "judge":
-        await asyncio.sleep(JUDGE_S * SIM.scale)
-        # Chunks carry the page text; snippets do not: only the chunk judge is satisfied.
-        verdict = "sufficient" if "self-hosted" in call.prompt else "insufficient"
-        return Say.json({"reasoning": "r", "sufficiency": verdict, "gap_queries": []})
-    if call.kind == "synthesis":
-        return Say(ANSWER)
-    return None
+async def _wait_until_up(base: str) -> None:
+    """Wait for the orchestrator's /healthz (up to 300 tries)."""
+    async with httpx.AsyncClient(base_url=base) as probe:
+        for _ in range(300):
+            try:
+                if (await probe.get("/healthz")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                await asyncio.sleep(0.05)
+    raise SystemExit("the orchestrator did not start")
 
 
 @asynccontextmanager
 async def stack(**settings: Any) -> AsyncIterator[tuple[str, FakeLLM, int]]:
     """Start the simulators and the orchestrator; yield its base URL, the LLM and its pid."""
     async with AsyncExitStack() as es:
-        reader = GrpcServer(
-            lambda s: reader_pb2_grpc.add_ReaderServicer_to_server(SimReader(), s),
-            host="127.0.0.1",
-            port=0,
-        )
-        ranker = GrpcServer(
-            lambda s: ranker_pb2_grpc.add_RankerServicer_to_server(SimRanker(), s),
-            host="127.0.0.1",
-            port=0,
-        )
-        reader_port, ranker_port = await reader.start(), await ranker.start()
-        es.push_async_callback(reader.stop, 0)
-        es.push_async_callback(ranker.stop, 0)
-        llm = await es.enter_async_context(
-            FakeLLM(script=llm_script, token_delay=SIM.scale / TOKENS_PER_S)
-        )
-        searx = await es.enter_async_context(SlowSearxng(results))
+        reader_port, ranker_port, llm, searx = await _simulators(es)
         # The orchestrator runs as its own process, as deployed: its CPU is not shared with the
         # simulators and the client, which stay in this one.
         port = free_port()
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
-            "ORCHESTRATOR_PORT": str(port),
-            "READER_ADDR": f"127.0.0.1:{reader_port}",
-            "RANKER_ADDR": f"127.0.0.1:{ranker_port}",
-            "SEARXNG_URL": searx.url,
-            "LLM_PROVIDER": "ollama",
-            "LLM_BASE_URL": llm.url,
-            "LLM_MODEL": llm.model,
-            "ORCHESTRATOR_LLM_MAX_INFLIGHT": "64",
-            "ORCHESTRATOR_READER_MAX_INFLIGHT": "64",
-            "ORCHESTRATOR_SEARXNG_MAX_INFLIGHT": "64",
-            "ORCHESTRATOR_RANKER_MAX_INFLIGHT": "64",
-            # One benchmark client is many simulated users: no per-client limits.
-            "ORCHESTRATOR_RATE_QUESTIONS": "off",
-            "ORCHESTRATOR_MAX_CLIENT_CONNECTIONS": "10000",
-            **{f"ORCHESTRATOR_{k.upper()}": str(v) for k, v in settings.items()},
-        }
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "orchestrator",
-            env=env,
+            env=_environment(port, reader_port, ranker_port, llm, searx.url, **settings),
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )
         base = f"http://127.0.0.1:{port}"
         try:
-            async with httpx.AsyncClient(base_url=base) as probe:
-                for _ in range(300):
-                    try:
-                        if (await probe.get("/healthz")).status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        await asyncio.sleep(0.05)
-                else:
-                    raise SystemExit("the orchestrator did not start")
+            await _wait_until_up(base)
             yield base, llm, proc.pid
         finally:
             proc.terminate()
@@ -325,111 +222,125 @@ def row(name: str, value: str, baseline: str, ratio: str, verdict: str) -> None:
     print(f"{name:<46} {value:>14} {baseline:>18} {ratio:>10}  {verdict}")
 
 
+def _scale(llm: FakeLLM, value: float) -> None:
+    """Scale every simulated wait (0: none), the LLM's token pace included."""
+    SIM.scale = value
+    llm.token_delay = value / TOKENS_PER_S
+
+
+async def measure_overhead(client: httpx.AsyncClient, llm: FakeLLM, pid: int) -> None:
+    """1. overhead: the same questions with every simulated wait on, then off."""
+    await ask(client, "warm up the stack")
+    overheads, bare = [], []
+    for i in range(2):
+        query = f"overhead question {i}"
+        run = await ask(client, query)
+        bare.append(await bare_waits_s(query))
+        overheads.append(run.wall_s - bare[-1])
+    _scale(llm, 0.0)
+    zero_n = 20
+    cpu_before = cpu_s(pid)
+    zero = [(await ask(client, f"zero-wait question {i}")).wall_s for i in range(zero_n)]
+    cpu_ms = (cpu_s(pid) - cpu_before) / zero_n * 1000
+    _scale(llm, 1.0)
+    over_ms = statistics.median(overheads) * 1000
+    zero_ms = statistics.median(zero) * 1000
+    bare_ms = statistics.median(bare) * 1000
+    row(
+        "overhead beyond simulated waits (p50)",
+        f"{over_ms:.1f} ms",
+        f"waits {bare_ms:.0f} ms",
+        f"{over_ms / 50:.2f}x",
+        "<= 1.00x of 50 ms",
+    )
+    row(
+        "orchestrator CPU per question",
+        f"{cpu_ms:.1f} ms",
+        "target 50 ms",
+        f"{cpu_ms / 50:.2f}x",
+        "<= 1.00x of 50 ms",
+    )
+    row(
+        "whole pipeline, every wait zero (p50)",
+        f"{zero_ms:.1f} ms",
+        "target 50 ms",
+        f"{zero_ms / 50:.2f}x",
+        "<= 1.00x of 50 ms",
+    )
+
+
+async def measure_read_stage(client: httpx.AsyncClient) -> None:
+    """2. read stage vs ceil(n/5) x page latency (prefetch off: the stage stands alone)."""
+    SIM.fixed_page_s = 0.4
+    reads = [
+        (await ask(client, f"read stage {i}", prefetch=False)).timings_ms["read"] / 1000
+        for i in range(2)
+    ]
+    SIM.fixed_page_s = None
+    ideal = math.ceil(TOP_URLS / READ_CONCURRENCY) * 0.4
+    got = statistics.median(reads)
+    row(
+        f"read stage, {TOP_URLS} pages at 400 ms",
+        f"{got * 1000:.0f} ms",
+        f"ideal {ideal * 1000:.0f} ms",
+        f"{got / ideal:.3f}x",
+        "<= 1.10x",
+    )
+
+
+async def measure_first_token(client: httpx.AsyncClient) -> None:
+    """3. time to first token, prefetch on vs off, interleaved so noise hits both alike."""
+    on, off = [], []
+    for i in range(4):
+        on.append((await ask(client, f"ttft question {i}", prefetch=True)).ttft_s)
+        off.append((await ask(client, f"ttft question {i}", prefetch=False)).ttft_s)
+    t_on, t_off = statistics.median(on), statistics.median(off)
+    row(
+        "first answer token, prefetch on",
+        f"{t_on * 1000:.0f} ms",
+        f"off {t_off * 1000:.0f} ms",
+        f"{t_on / t_off:.3f}x",
+        f"<= 0.75x ({(1 - t_on / t_off) * 100:.0f} % lower)",
+    )
+    d_on, d_off = t_on + PLAN_REAL_S, t_off + PLAN_REAL_S
+    row(
+        f"  derived: with a {PLAN_REAL_S:g} s planner call",
+        f"{d_on * 1000:.0f} ms",
+        f"off {d_off * 1000:.0f} ms",
+        f"{d_on / d_off:.3f}x",
+        f"({(1 - d_on / d_off) * 100:.0f} % lower)",
+    )
+
+
+async def measure_concurrency(client: httpx.AsyncClient) -> None:
+    """4. 32 concurrent questions, none failing."""
+    start = time.perf_counter()
+    runs = await asyncio.gather(
+        *(ask(client, f"concurrent question {i}") for i in range(32)), return_exceptions=True
+    )
+    wall = time.perf_counter() - start
+    errors = [r for r in runs if not isinstance(r, Run) or r.status != "answered"]
+    single = ideal_critical_path_s("concurrent question 0", prefetch=True)
+    row(
+        "32 concurrent questions, errors",
+        f"{len(errors)}",
+        "0 allowed",
+        f"{wall / single:.2f}x",
+        f"wall {wall:.1f} s vs one {single:.1f} s",
+    )
+    if errors:
+        print("errors:", errors[:3])
+        raise SystemExit(1)
+
+
 async def main() -> None:
     """Run every measurement and print it beside its same-run baseline."""
     print(f"{'measurement':<46} {'value':>14} {'baseline':>18} {'ratio':>10}  target")
     async with stack() as (base, llm, pid), httpx.AsyncClient(base_url=base, timeout=60) as client:
-
-        def scale(value: float) -> None:
-            SIM.scale = value
-            llm.token_delay = value / TOKENS_PER_S
-
-        # 1. overhead: the same questions with every simulated wait on, then off
-        await ask(client, "warm up the stack")
-        overheads, bare = [], []
-        for i in range(2):
-            query = f"overhead question {i}"
-            run = await ask(client, query)
-            bare.append(await bare_waits_s(query))
-            overheads.append(run.wall_s - bare[-1])
-        scale(0.0)
-        zero_n = 20
-        cpu_before = cpu_s(pid)
-        zero = [(await ask(client, f"zero-wait question {i}")).wall_s for i in range(zero_n)]
-        cpu_ms = (cpu_s(pid) - cpu_before) / zero_n * 1000
-        scale(1.0)
-        over_ms = statistics.median(overheads) * 1000
-        zero_ms = statistics.median(zero) * 1000
-        bare_ms = statistics.median(bare) * 1000
-        row(
-            "overhead beyond simulated waits (p50)",
-            f"{over_ms:.1f} ms",
-            f"waits {bare_ms:.0f} ms",
-            f"{over_ms / 50:.2f}x",
-            "<= 1.00x of 50 ms",
-        )
-        row(
-            "orchestrator CPU per question",
-            f"{cpu_ms:.1f} ms",
-            "target 50 ms",
-            f"{cpu_ms / 50:.2f}x",
-            "<= 1.00x of 50 ms",
-        )
-        row(
-            "whole pipeline, every wait zero (p50)",
-            f"{zero_ms:.1f} ms",
-            "target 50 ms",
-            f"{zero_ms / 50:.2f}x",
-            "<= 1.00x of 50 ms",
-        )
-
-        # 2. read stage vs ceil(n/5) x page latency (prefetch off: the stage stands alone)
-        SIM.fixed_page_s = 0.4
-        reads = [
-            (await ask(client, f"read stage {i}", prefetch=False)).timings_ms["read"] / 1000
-            for i in range(2)
-        ]
-        SIM.fixed_page_s = None
-        ideal = math.ceil(TOP_URLS / READ_CONCURRENCY) * 0.4
-        got = statistics.median(reads)
-        row(
-            f"read stage, {TOP_URLS} pages at 400 ms",
-            f"{got * 1000:.0f} ms",
-            f"ideal {ideal * 1000:.0f} ms",
-            f"{got / ideal:.3f}x",
-            "<= 1.10x",
-        )
-
-        # 3. time to first token, prefetch on vs off, interleaved so noise hits both alike
-        on, off = [], []
-        for i in range(4):
-            on.append((await ask(client, f"ttft question {i}", prefetch=True)).ttft_s)
-            off.append((await ask(client, f"ttft question {i}", prefetch=False)).ttft_s)
-        t_on, t_off = statistics.median(on), statistics.median(off)
-        row(
-            "first answer token, prefetch on",
-            f"{t_on * 1000:.0f} ms",
-            f"off {t_off * 1000:.0f} ms",
-            f"{t_on / t_off:.3f}x",
-            f"<= 0.75x ({(1 - t_on / t_off) * 100:.0f} % lower)",
-        )
-        d_on, d_off = t_on + PLAN_REAL_S, t_off + PLAN_REAL_S
-        row(
-            f"  derived: with a {PLAN_REAL_S:g} s planner call",
-            f"{d_on * 1000:.0f} ms",
-            f"off {d_off * 1000:.0f} ms",
-            f"{d_on / d_off:.3f}x",
-            f"({(1 - d_on / d_off) * 100:.0f} % lower)",
-        )
-
-        # 4. 32 concurrent questions
-        start = time.perf_counter()
-        runs = await asyncio.gather(
-            *(ask(client, f"concurrent question {i}") for i in range(32)), return_exceptions=True
-        )
-        wall = time.perf_counter() - start
-        errors = [r for r in runs if not isinstance(r, Run) or r.status != "answered"]
-        single = ideal_critical_path_s("concurrent question 0", prefetch=True)
-        row(
-            "32 concurrent questions, errors",
-            f"{len(errors)}",
-            "0 allowed",
-            f"{wall / single:.2f}x",
-            f"wall {wall:.1f} s vs one {single:.1f} s",
-        )
-        if errors:
-            print("errors:", errors[:3])
-            raise SystemExit(1)
+        await measure_overhead(client, llm, pid)
+        await measure_read_stage(client)
+        await measure_first_token(client)
+        await measure_concurrency(client)
 
 
 if __name__ == "__main__":
