@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ranker.rrf import fuse, rrf_scores
+from quarry_text.rrf import fuse, rrf_scores
 
 
 def test_hand_computed_two_lists() -> None:
