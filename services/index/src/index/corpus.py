@@ -123,11 +123,13 @@ class Corpus:
         """Leave the stored index unused, and say why on every search until a commit
         rebuilds it (the listing is empty meanwhile, so an indexer re-adds every document)."""
         self._outdated = (
-            f"the local-documents index in {self._root} was built with other text settings "
+            f"the local-documents index was built with other text settings "
             f"({'; '.join(differences)}), so its terms no longer match the queries: rebuild "
             "it with `quarry index` (it re-reads every document)"
         )
-        logger.warning("corpus index refused", extra={"reason": self._outdated})
+        logger.warning(
+            "corpus index refused", extra={"path": str(self._root), "reason": self._outdated}
+        )
 
     def _check_current(self) -> None:
         """IndexOutdatedError while the stored index waits to be rebuilt."""
