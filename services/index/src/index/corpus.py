@@ -122,11 +122,7 @@ class Corpus:
     def _refuse(self, differences: list[str]) -> None:
         """Leave the stored index unused, and say why on every search until a commit
         rebuilds it (the listing is empty meanwhile, so an indexer re-adds every document)."""
-        self._outdated = (
-            f"the local-documents index was built with other text settings "
-            f"({'; '.join(differences)}), so its terms no longer match the queries: rebuild "
-            "it with `quarry index` (it re-reads every document)"
-        )
+        self._outdated = textsettings.refusal(differences)
         logger.warning(
             "corpus index refused", extra={"path": str(self._root), "reason": self._outdated}
         )

@@ -76,7 +76,9 @@ def differences(manifest: dict[str, Any], now: dict[str, Any], passage_words: in
         for name, value in will.items():
             old = was.get(name, _UNRECORDED)
             if old != value:
-                hint = f", {_SETTING[name]}" if name in _SETTING else ""
+                # The setting is named when it was switched (a changed list is an upgrade's).
+                switched = "none" in (old, value)
+                hint = f", {_SETTING[name]}" if name in _SETTING and switched else ""
                 out.append(f"{name} {_show(old)} (now {_show(value)}{hint})")
     if built.get("chunker") != now["chunker"]:
         out.append(f"chunker version {_show(built.get('chunker'))} (now {now['chunker']})")
@@ -86,6 +88,15 @@ def differences(manifest: dict[str, Any], now: dict[str, Any], passage_words: in
             "INDEX_PASSAGE_WORDS)"
         )
     return out
+
+
+def refusal(differences: list[str]) -> str:
+    """What a search of a refused index answers (FAILED_PRECONDITION): why, and what to do."""
+    return (
+        f"the local-documents index was built with other text settings "
+        f"({'; '.join(differences)}), so its terms no longer match the queries: rebuild it "
+        "with `quarry index` (it re-reads every document)"
+    )
 
 
 def _show(value: object) -> str:
