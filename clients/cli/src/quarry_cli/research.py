@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
+from httpx_sse import EventSource
 from tenacity import (
     RetryCallState,
     Retrying,
@@ -92,23 +93,15 @@ def _stream_once(
     headers = {"Accept": "text/event-stream"}
     if state.last_id >= 0:
         headers["Last-Event-ID"] = str(state.last_id)
-    fields: dict[str, str] = {}
     with client.stream("GET", f"/v1/research/{run_id}/events", headers=headers) as reply:
         if reply.status_code >= 400:
             reply.read()
             raise RuntimeError(problem_message(reply))
-        for line in reply.iter_lines():
-            if line.startswith(":"):
+        for event in EventSource(reply).iter_sse():
+            if not event.id:  # every run event has an id; nothing else is worth a resume
                 continue
-            if line:
-                key, _, value = line.partition(": ")
-                fields[key] = value
-                continue
-            if "id" not in fields:
-                continue
-            kind, data = fields.get("event", ""), json.loads(fields.get("data", "{}"))
-            state.last_id = int(fields["id"])
-            fields = {}
+            kind, data = event.event, json.loads(event.data or "{}")
+            state.last_id = int(event.id)
             _show(kind, data, err, quiet)
             if kind == "report.completed":
                 state.report = str(data.get("report", ""))
