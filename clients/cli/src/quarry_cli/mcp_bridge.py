@@ -146,7 +146,8 @@ async def serve(url: str, token: str) -> None:
             async with asyncio.TaskGroup() as tg:
                 async for item in read:
                     if isinstance(item, Exception):  # a line that is not JSON-RPC
-                        _note(f"ignored a message that is not JSON-RPC ({item})")
+                        why = " ".join(str(item).split())[:200]  # one stderr line
+                        _note(f"ignored a message that is not JSON-RPC ({why})")
                         continue
                     bridge.start(tg, item.message)
                 bridge.cancel_all()
