@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from orchestrator.cli import main
+from quarry_cli.main import main
 
 from services.orchestrator.tests.fakes.fake_llm import Hang
 from services.orchestrator.tests.integration.research_support import (
@@ -90,7 +90,7 @@ async def test_cli_writes_the_report_to_a_file(world: World, tmp_path: Path) -> 
 async def test_ctrl_c_cancels_the_run_and_prints_the_partial_report(world: World) -> None:
     async with research_app(world, research_max_evaluations=0) as (api, f):
         f.llm.queue("synthesis", Hang(after_tokens=3))
-        code = "from orchestrator.cli import entrypoint; entrypoint()"
+        code = "from quarry_cli.main import entrypoint; entrypoint()"
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-c",
