@@ -10,7 +10,6 @@ runs) and come from its numbered migrations (``migrations/0002_sessions.sql``, o
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sqlite3
 import threading
@@ -20,11 +19,21 @@ from typing import Any, TypeVar, cast
 
 from orchestrator.adapters.store.migrate import load_migrations, migrate
 from orchestrator.adapters.store.sqlite import DB_FILE
-from orchestrator.core.sessions import Kind, Session, Turn
+from orchestrator.core.sessions import TURN_COLUMNS, Kind, Session, Turn
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+# Built from constants only (no caller text): S608's string-built SQL is safe here.
+_TURNS = (
+    f"SELECT {TURN_COLUMNS} FROM session_turns "  # noqa: S608
+    "WHERE owner = ? AND session_id = ? ORDER BY idx"
+)
+_INSERT_TURN = (
+    f"INSERT INTO session_turns (owner, session_id, idx, {TURN_COLUMNS}) "  # noqa: S608
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 class SqliteSessionDB:
@@ -72,14 +81,7 @@ class SqliteSessionDB:
             ).fetchone()
             if row is None:
                 return None
-            turns = [
-                Turn(q, a, tuple(json.loads(src)), status, at, policy=json.loads(policy))
-                for q, a, src, status, at, policy in c.execute(
-                    "SELECT question, answer, sources, status, at, policy FROM session_turns "
-                    "WHERE owner = ? AND session_id = ? ORDER BY idx",
-                    key,
-                )
-            ]
+            turns = [Turn.from_row(r) for r in c.execute(_TURNS, key)]
             kind = cast(Kind, row[1] if row[1] in ("chat", "research") else "chat")
             return Session(session_id, row[2], 0.0, turns, title=row[0], kind=kind, owner=owner)
 
@@ -88,20 +90,7 @@ class SqliteSessionDB:
     async def save(self, session: Session) -> None:
         """Store the session's title and turns as they are now (one transaction)."""
         owner, sid = session.key
-        turns = [
-            (
-                owner,
-                sid,
-                i,
-                t.question,
-                t.answer,
-                json.dumps(list(t.sources)),
-                t.status,
-                t.at,
-                json.dumps(t.policy),
-            )
-            for i, t in enumerate(session.turns)
-        ]
+        turns = [(owner, sid, i, *t.as_row()) for i, t in enumerate(session.turns)]
         row = (owner, sid, session.title, session.kind, session.created, session.updated)
 
         def write(c: sqlite3.Connection) -> None:
@@ -116,11 +105,7 @@ class SqliteSessionDB:
                 c.execute(
                     "DELETE FROM session_turns WHERE owner = ? AND session_id = ?", session.key
                 )
-                c.executemany(
-                    "INSERT INTO session_turns (owner, session_id, idx, question, answer, "
-                    "sources, status, at, policy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    turns,
-                )
+                c.executemany(_INSERT_TURN, turns)
 
         await self._run(write)
 

@@ -14,44 +14,21 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import orjson
 
 from orchestrator.adapters.store.migrate import load_migrations, migrate
-from orchestrator.core.store import RunRecord, StoredEvent
+from orchestrator.core.store import RUN_COLUMNS, RunRecord, StoredEvent
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 DB_FILE = "quarry.sqlite3"
-_COLUMNS = (
-    "id, query, mode, status, phase, session_id, state, created_at, updated_at, finished_at, "
-    "last_seq, owner"
-)
-
-
 # Built from constants only (no caller text): S608's string-built SQL is safe here.
-_INSERT = f"INSERT INTO research_runs ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"  # noqa: S608
-_SELECT = f"SELECT {_COLUMNS} FROM research_runs"  # noqa: S608
-
-
-def _record(row: tuple[Any, ...]) -> RunRecord:
-    return RunRecord(
-        id=row[0],
-        query=row[1],
-        mode=row[2],
-        status=row[3],
-        phase=row[4],
-        session_id=row[5],
-        state=orjson.loads(row[6]),
-        created_at=row[7],
-        updated_at=row[8],
-        finished_at=row[9],
-        last_seq=row[10],
-        owner=row[11],
-    )
+_INSERT = f"INSERT INTO research_runs ({RUN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"  # noqa: S608
+_SELECT = f"SELECT {RUN_COLUMNS} FROM research_runs"  # noqa: S608
 
 
 class SqliteStore:
@@ -99,20 +76,7 @@ class SqliteStore:
 
     async def create_run(self, run: RunRecord) -> None:
         """Insert a new run."""
-        row = (
-            run.id,
-            run.query,
-            run.mode,
-            run.status,
-            run.phase,
-            run.session_id,
-            orjson.dumps(run.state).decode(),
-            run.created_at,
-            run.updated_at,
-            run.finished_at,
-            run.last_seq,
-            run.owner,
-        )
+        row = run.as_row()
 
         def insert(conn: sqlite3.Connection) -> None:
             conn.execute(_INSERT, row)
@@ -146,7 +110,7 @@ class SqliteStore:
 
         def read(conn: sqlite3.Connection) -> RunRecord | None:
             row = conn.execute(_SELECT + " WHERE id=?", (run_id,)).fetchone()
-            return _record(row) if row else None
+            return RunRecord.from_row(row) if row else None
 
         return await self._run(read)
 
@@ -165,7 +129,7 @@ class SqliteStore:
             total = conn.execute(
                 "SELECT COUNT(*) FROM research_runs WHERE (? IS NULL OR owner=?)", who
             ).fetchone()[0]
-            return [_record(r) for r in rows], int(total)
+            return [RunRecord.from_row(r) for r in rows], int(total)
 
         return await self._run(read)
 
@@ -187,7 +151,7 @@ class SqliteStore:
 
         def read(conn: sqlite3.Connection) -> list[RunRecord]:
             rows = conn.execute(_SELECT + " WHERE status=?", (status,)).fetchall()
-            return [_record(r) for r in rows]
+            return [RunRecord.from_row(r) for r in rows]
 
         return await self._run(read)
 
