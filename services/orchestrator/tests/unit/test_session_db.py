@@ -73,7 +73,9 @@ def test_one_turn_row_mapping_for_every_database() -> None:
     policy = {"dropped": [{"url": "https://b.test/", "rule": "deny"}]}
     original = Turn("q", "a", ({"n": 1, "url": "https://a.test/"},), "answered", 5.0, policy)
     row = original.as_row()
-    assert isinstance(row[2], str) and isinstance(row[5], str)  # JSON text in the database
+    # sources and policy are JSON text in the database
+    assert isinstance(row[2], str)
+    assert isinstance(row[5], str)
     back = Turn.from_row(row)
     assert back == original
     assert back.policy == policy  # policy is left out of ==, so check it apart
