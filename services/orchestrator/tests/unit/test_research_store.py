@@ -111,7 +111,7 @@ async def test_store_round_trip_on_a_file(tmp_path: Path) -> None:
         await reopened.close()
 
 
-def test_one_row_mapping_for_every_database() -> None:
+async def test_one_row_mapping_for_every_database() -> None:
     # SQLite's rows end at owner, PostgreSQL's carry lease_owner after it: one constructor reads
     # both (adapters/store/sqlite.py and pg.py), and as_row is its inverse.
     run = RunRecord(
