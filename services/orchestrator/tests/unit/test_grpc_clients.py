@@ -170,3 +170,16 @@ async def test_prepared_pages_are_then_ranked_by_hash_alone() -> None:
     # The prepared page crosses the wire once; the other one with the ranking call.
     assert fake.sent_text == [[False, True]]
     assert [p.url for p in found] == ["http://a.test/", "http://b.test/"]
+
+
+async def test_pages_the_ranker_holds_are_remembered_within_a_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from orchestrator.adapters.grpc import ranker as ranker_module
+
+    monkeypatch.setattr(ranker_module, "KNOWN_PAGES", 2)
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{free_port()}") as channel:
+        client = RankerClient(channel, limit=asyncio.Semaphore(1))
+        for url in ("a", "b", "c"):
+            client._remember((url, "h"))
+        assert set(client._known) == {("b", "h"), ("c", "h")}  # the oldest went
