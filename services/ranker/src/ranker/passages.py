@@ -22,12 +22,13 @@ estimated tokens is spent.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
+from quarry_embed.batches import batches
 from quarry_text.analyzer import Analyzer
 from quarry_text.bm25 import scores_from_counts
 from quarry_text.chunking import Chunk, Page, chunk_page, dedupe_chunks
@@ -146,7 +147,9 @@ def _dense_lists(
     q_vectors = embedder.embed(list(queries))
     done = [
         embedder.embed(batch)
-        for batch in _batches([texts[i] for i in shortlist], until=deadline, first_free=True)
+        for batch in batches(
+            [texts[i] for i in shortlist], DENSE_BATCH, until=deadline, first_free=True
+        )
     ]
     p_vectors = np.concatenate(done)
     shortlist = shortlist[: len(p_vectors)]
@@ -171,28 +174,13 @@ def prepare_candidates(
     return [page.passages[i] for i in picked]
 
 
-def _batches(
-    texts: Sequence[str],
-    *,
-    until: float,
-    stop: Callable[[], bool] = lambda: False,
-    first_free: bool = False,
-) -> Iterator[list[str]]:
-    """``texts`` in batches of DENSE_BATCH, best first, until ``until`` (monotonic) passes or
-    ``stop()`` says so; ``first_free``: the first batch comes whatever the time."""
-    for start in range(0, len(texts), DENSE_BATCH):
-        if not (first_free and start == 0) and (stop() or time.monotonic() > until):
-            return
-        yield list(texts[start : start + DENSE_BATCH])
-
-
 def embed_in_batches(
     embedder: Embeds, texts: Sequence[str], *, until: float, stop: Callable[[], bool]
 ) -> int:
     """Embed ``texts`` (the cache keeps the vectors) in small batches until done, ``until``
     (monotonic) passes or ``stop()`` says so; returns how many were embedded."""
     done = 0
-    for batch in _batches(texts, until=until, stop=stop):
+    for batch in batches(texts, DENSE_BATCH, until=until, stop=stop):
         embedder.embed(batch)
         done += len(batch)
     return done
