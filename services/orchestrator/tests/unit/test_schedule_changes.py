@@ -3,7 +3,7 @@ by word overlap, the section's Markdown and where it goes in the report. Determi
 
 from __future__ import annotations
 
-from orchestrator.schedules.changes import (
+from orchestrator.core.schedules.changes import (
     HEADING,
     SourceRef,
     claims,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from orchestrator.schedules.errors import InvalidSchedule
-from orchestrator.schedules.spec import due, parse
+from orchestrator.core.schedules.errors import InvalidSchedule
+from orchestrator.core.schedules.spec import due, parse
 
 NOW = datetime(2026, 3, 27, 12, 0, tzinfo=UTC)
 

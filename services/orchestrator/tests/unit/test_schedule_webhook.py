@@ -10,10 +10,10 @@ import json
 
 import httpx
 import pytest
-from orchestrator.schedules.errors import InvalidSchedule
-from orchestrator.schedules.signing import HEADER, sign, verify
-from orchestrator.schedules.targets import IPAddress, parse_webhook_url
-from orchestrator.schedules.webhook import WebhookFailed, WebhookPolicy, WebhookSender
+from orchestrator.core.schedules.errors import InvalidSchedule
+from orchestrator.core.schedules.signing import HEADER, sign, verify
+from orchestrator.core.schedules.targets import IPAddress, parse_webhook_url
+from orchestrator.adapters.webhook import WebhookFailed, WebhookPolicy, WebhookSender
 
 SECRET = "s3cret-of-the-schedule"
 

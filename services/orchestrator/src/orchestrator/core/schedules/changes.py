@@ -21,7 +21,9 @@ SAME_CLAIM = 0.6
 # At most this many of each list are written into the report (the webhook gets the counts).
 SHOWN = 20
 _CITATION = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+# A paragraph break or a list item starts a new block; other line breaks only wrap a sentence.
+_BLOCK = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 _WORD = re.compile(r"\w+")
 _HEADING_LINE = re.compile(r"^#{1,6}\s")
 _MD_SPECIAL = re.compile(r"([\\\[\]()*_`<>])")
@@ -74,14 +76,15 @@ def normal_url(url: str) -> str:
 
 
 def report_body(report: str) -> str:
-    """The report without its source list and without an earlier "what changed" section."""
+    """The report's text: no headings, no source list, no earlier "what changed" section."""
     kept: list[str] = []
     skipping = False
     for line in report.splitlines():
         if _HEADING_LINE.match(line):
             title = line.lstrip("#").strip()
             skipping = title in {"Sources", HEADING}
-        if not skipping:
+            kept.append("")  # a heading ends a block, and is no claim itself
+        elif not skipping:
             kept.append(line)
     return "\n".join(kept)
 
@@ -89,7 +92,8 @@ def report_body(report: str) -> str:
 def claims(report: str) -> list[str]:
     """The report's cited sentences, citations removed, in order, each once."""
     out: dict[str, None] = {}
-    for piece in _SENTENCE_END.split(report_body(report)):
+    blocks = (" ".join(b.split()) for b in _BLOCK.split(report_body(report)))
+    for piece in (p for b in blocks for p in _SENTENCE_END.split(b)):
         text = piece.strip()
         if not text or _HEADING_LINE.match(text) or not _CITATION.search(text):
             continue

@@ -15,7 +15,7 @@ import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from orchestrator.schedules.errors import InvalidSchedule
+from orchestrator.core.schedules.errors import InvalidSchedule
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 MAX_URL_CHARS = 2048

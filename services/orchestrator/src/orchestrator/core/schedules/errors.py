@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestrator.errors import DomainError, ErrorKind
+from orchestrator.core.errors import DomainError, ErrorKind
 
 
 class ScheduleNotFound(DomainError):

@@ -30,9 +30,9 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from orchestrator.schedules.errors import InvalidSchedule
-from orchestrator.schedules.signing import DELIVERY_HEADER, EVENT_HEADER, HEADER, sign
-from orchestrator.schedules.targets import IPAddress, WebhookURL, parse_webhook_url, refusal
+from orchestrator.core.schedules.errors import InvalidSchedule
+from orchestrator.core.schedules.signing import DELIVERY_HEADER, EVENT_HEADER, HEADER, sign
+from orchestrator.core.schedules.targets import IPAddress, WebhookURL, parse_webhook_url, refusal
 
 logger = logging.getLogger(__name__)
 EVENT = "schedule.run.completed"

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
-from orchestrator.schedules.errors import InvalidSchedule
+from orchestrator.core.schedules.errors import InvalidSchedule
 
 # Named schedules: a morning report, every day or every Monday, in the schedule's time zone.
 PRESETS = {
