@@ -54,9 +54,7 @@ def test_sources_and_claims_added_and_dropped() -> None:
     assert [s.url for s in changes.added_sources] == ["http://pages/neap"]
     assert [s.url for s in changes.dropped_sources] == ["http://pages/spring"]
     # Rephrased, same claim: not reported; the neap claim is new, the spring one is gone.
-    assert changes.added_claims == [
-        "Neap tides happen when the Sun and Moon are at right angles."
-    ]
+    assert changes.added_claims == ["Neap tides happen when the Sun and Moon are at right angles."]
     assert changes.removed_claims == ["Spring tides happen at new and full moon."]
     assert compare("r1", (BEFORE, OLD), (AFTER, NEW)) == changes  # deterministic
 

@@ -10,12 +10,12 @@ import json
 
 import httpx
 import pytest
+from orchestrator.adapters.webhook import WebhookFailed, WebhookPolicy, WebhookSender
 from orchestrator.core.schedules.errors import InvalidSchedule
 from orchestrator.core.schedules.signing import HEADER, sign, verify
 from orchestrator.core.schedules.targets import IPAddress, parse_webhook_url
-from orchestrator.adapters.webhook import WebhookFailed, WebhookPolicy, WebhookSender
 
-SECRET = "s3cret-of-the-schedule"
+SECRET = "s3cret-of-the-schedule"  # noqa: S105 - a test key
 
 
 def test_signature_verifies_and_binds_body_secret_and_time() -> None:
@@ -111,21 +111,20 @@ async def test_retries_transient_failures_then_signs_the_body_it_sends() -> None
     await sender.aclose()
 
 
-async def test_a_client_error_is_not_retried_and_redirects_are_not_followed() -> None:
-    for status in (404, 302):
-        seen: list[httpx.Request] = []
+@pytest.mark.parametrize("status", [404, 302])
+async def test_a_client_error_is_not_retried_and_redirects_are_not_followed(status: int) -> None:
+    seen: list[httpx.Request] = []
 
-        def handler(request: httpx.Request, status: int = status) -> httpx.Response:
-            seen.append(request)
-            return httpx.Response(status, headers={"location": "http://10.0.0.1/"})
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(status, headers={"location": "http://10.0.0.1/"})
 
-        sender = WebhookSender(
-            WebhookPolicy(), resolver=_public, sleep=_no_sleep, transport=httpx.MockTransport(handler)
-        )
-        with pytest.raises(WebhookFailed, match=f"HTTP {status}"):
-            await sender.deliver("https://hooks.example.com/x", SECRET, {})
-        assert len(seen) == 1
-        await sender.aclose()
+    transport = httpx.MockTransport(handler)
+    sender = WebhookSender(WebhookPolicy(), resolver=_public, sleep=_no_sleep, transport=transport)
+    with pytest.raises(WebhookFailed, match=f"HTTP {status}"):
+        await sender.deliver("https://hooks.example.com/x", SECRET, {})
+    assert len(seen) == 1
+    await sender.aclose()
 
 
 async def test_every_attempt_failing_ends_in_webhook_failed() -> None:
@@ -133,7 +132,9 @@ async def test_every_attempt_failing_ends_in_webhook_failed() -> None:
         raise httpx.ConnectError("refused")
 
     sender = WebhookSender(
-        WebhookPolicy(attempts=3), resolver=_public, sleep=_no_sleep,
+        WebhookPolicy(attempts=3),
+        resolver=_public,
+        sleep=_no_sleep,
         transport=httpx.MockTransport(handler),
     )
     with pytest.raises(WebhookFailed, match="Cannot reach"):

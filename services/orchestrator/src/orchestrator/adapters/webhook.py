@@ -83,9 +83,7 @@ class WebhookSender:
         self._policy = policy
         self._resolve = resolver
         self._sleep = sleep
-        self._http = httpx.AsyncClient(
-            follow_redirects=False, trust_env=False, transport=transport
-        )
+        self._http = httpx.AsyncClient(follow_redirects=False, trust_env=False, transport=transport)
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
@@ -162,7 +160,9 @@ class WebhookSender:
         except (TimeoutError, httpx.TimeoutException):
             raise _Transient(f"The webhook at {host} did not answer in time.") from None
         except httpx.TransportError as exc:
-            raise _Transient(f"Cannot reach the webhook at {host} ({type(exc).__name__}).") from None
+            raise _Transient(
+                f"Cannot reach the webhook at {host} ({type(exc).__name__})."
+            ) from None
         if resp.status_code == 429 or resp.status_code >= 500:
             raise _Transient(f"The webhook at {host} answered HTTP {resp.status_code}.")
         if resp.status_code >= 300:

@@ -96,9 +96,7 @@ def parse(cron: str, timezone: str, now: datetime, min_interval_s: float) -> Spe
         fires = []
     if not fires:
         raise InvalidSchedule(f"The schedule {text!r} never fires.")
-    shortest = min(
-        (b - a for a, b in itertools.pairwise(fires)), default=timedelta(days=365)
-    )
+    shortest = min((b - a for a, b in itertools.pairwise(fires)), default=timedelta(days=365))
     if shortest.total_seconds() < min_interval_s:
         raise InvalidSchedule(
             f"The schedule {text!r} fires every {int(shortest.total_seconds() // 60)} minutes; "
