@@ -30,7 +30,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from orchestrator.core.schedules.errors import InvalidSchedule
+from orchestrator.core.schedules.errors import InvalidSchedule, NotifyFailed
 from orchestrator.core.schedules.signing import DELIVERY_HEADER, EVENT_HEADER, HEADER, sign
 from orchestrator.core.schedules.targets import IPAddress, WebhookURL, parse_webhook_url, refusal
 
@@ -39,7 +39,7 @@ EVENT = "schedule.run.completed"
 MAX_BACKOFF_S = 60.0
 
 
-class WebhookFailed(Exception):
+class WebhookFailed(NotifyFailed):
     """The delivery did not succeed; the message is safe to store and show its owner."""
 
 

@@ -24,3 +24,7 @@ class ScheduleConflict(DomainError):
 
     kind = ErrorKind.CONFLICT
     title = "Conflict"
+
+
+class NotifyFailed(Exception):
+    """A notification was not delivered; the message is safe to store and show the owner."""

@@ -21,7 +21,7 @@ from orchestrator.core.principals import Principal
 from orchestrator.core.research.manager import ResearchManager
 from orchestrator.core.research.state import FINISHED, ResearchState
 from orchestrator.core.schedules import changes as diff
-from orchestrator.core.schedules.errors import InvalidSchedule, ScheduleConflict
+from orchestrator.core.schedules.errors import InvalidSchedule, NotifyFailed, ScheduleConflict
 from orchestrator.core.schedules.model import STARTING, Outcome, Schedule, ScheduleStore
 from orchestrator.core.schedules.service import Clock, Limits, Schedules, UrlCheck
 from orchestrator.core.schedules.spec import Spec
@@ -38,7 +38,7 @@ class Notifier(Protocol):
     """Delivers a signed notification (adapters/webhook.py)."""
 
     def deliver(self, url: str, secret: str, payload: dict[str, Any]) -> Awaitable[int]:
-        """POST ``payload``; the attempts it took. Raises WebhookFailed-like errors."""
+        """POST ``payload``; the attempts it took. Raises NotifyFailed."""
         ...
 
 
@@ -213,7 +213,7 @@ class Scheduler(Schedules):
         error = None
         try:
             await self._notifier.deliver(s.webhook_url or "", s.webhook_secret or "", payload)
-        except Exception as exc:  # WebhookFailed or anything the network does
+        except NotifyFailed as exc:
             error = f"Webhook: {exc}"
             logger.warning("a schedule's webhook failed", extra={"schedule_id": s.id})
         await self.store.notified(s.id, self.clock().timestamp(), error)
