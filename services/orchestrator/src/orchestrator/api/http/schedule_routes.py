@@ -28,10 +28,8 @@ _PROBLEMS: dict[int | str, dict[str, Any]] = {
 
 router = APIRouter(prefix="/v1/schedules", tags=["schedules"])
 ScheduleId = Annotated[str, Path(pattern=SCHEDULE_ID_PATTERN)]
-Cron = Field(
-    min_length=1, max_length=120, description='cron ("0 6 * * 1-5") or daily, weekly, hourly'
-)
-Zone = Field(min_length=1, max_length=64, description="an IANA time zone, e.g. Europe/Paris")
+CRON_HELP = 'cron ("0 6 * * 1-5") or daily, weekly, hourly'
+ZONE_HELP = "an IANA time zone, e.g. Europe/Paris"
 
 
 class Webhook(BaseModel):
