@@ -104,7 +104,7 @@ class WebhookSender:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(max(self._policy.attempts, 1)),
             wait=wait_exponential_jitter(
-                initial=self._policy.backoff_s, max=MAX_BACKOFF_S, jitter=self._policy.backoff_s
+                multiplier=self._policy.backoff_s, max=MAX_BACKOFF_S, jitter=self._policy.backoff_s
             ),
             retry=retry_if_exception_type(_Transient),
             before_sleep=_log_retry,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from orchestrator.api.http.models import MAX_OFFSET, MAX_PAGE, Problem
 from orchestrator.api.http.ratelimit import enforce
+from orchestrator.api.http.research_models import EmptyRequest
 from orchestrator.api.http.routes import PrincipalDep
 from orchestrator.core.errors import ResearchUnavailable
 from orchestrator.core.policy import research_sources
@@ -175,7 +176,11 @@ async def delete(schedule_id: ScheduleId, who: PrincipalDep, scheduler: Schedule
 
 @router.post("/{schedule_id}/run", status_code=202, responses=_PROBLEMS)
 async def run_now(
-    schedule_id: ScheduleId, request: Request, who: PrincipalDep, scheduler: SchedulerDep
+    schedule_id: ScheduleId,
+    request: Request,
+    who: PrincipalDep,
+    scheduler: SchedulerDep,
+    body: EmptyRequest | None = None,
 ) -> dict[str, Any]:
     """Run the schedule's question now (its timetable is unchanged)."""
     await enforce(request, "research")
