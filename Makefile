@@ -13,7 +13,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PROTO_OUT := libs/protos/src
 PROTOS := $(wildcard proto/quarry/v1/*.proto)
-LINT_PATHS := $(wildcard libs/common libs/embed libs/rerank services tests bench scripts deploy)
+LINT_PATHS := $(wildcard libs/common libs/embed libs/rerank libs/text services tests bench scripts deploy)
 # `make up COMPOSE="podman compose"` works too; PROFILE=tracing adds the collector and Jaeger.
 COMPOSE ?= docker compose
 

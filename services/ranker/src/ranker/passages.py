@@ -1,7 +1,7 @@
 """RankPassages: the evidence for a question, chosen within a token budget; pure (no I/O).
 
 Pages are split into sentence-aware passages of about ``passage_words`` words
-(:func:`ranker.chunking.chunk_page`: paragraphs packed greedily, long ones split at sentence
+(:func:`quarry_text.chunking.chunk_page`: paragraphs packed greedily, long ones split at sentence
 ends, headings kept with their text). Every query (the question, its rewrite, gap queries)
 ranks the passages twice: BM25 over the call's passages, and, when vectors are available,
 cosine similarity over every passage or, past ``2 * dense_candidates`` passages, over a
@@ -28,13 +28,11 @@ from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
-
-from ranker.analyzer import Analyzer
-from ranker.chunking import chunk_page, dedupe_chunks
-from ranker.chunks import scores_from_counts
-from ranker.model import Chunk, Page
-from ranker.rrf import fuse
-from ranker.termcounts import term_counts
+from quarry_text.analyzer import Analyzer
+from quarry_text.bm25 import scores_from_counts
+from quarry_text.chunking import Chunk, Page, chunk_page, dedupe_chunks
+from quarry_text.rrf import fuse
+from quarry_text.termcounts import term_counts
 
 Vectors = npt.NDArray[np.float32]
 CHARS_PER_TOKEN = 4

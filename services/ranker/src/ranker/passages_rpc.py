@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 import grpc
 from opentelemetry import trace
 from quarry.v1 import ranker_pb2
+from quarry_text.analyzer import Analyzer
 
-from ranker.analyzer import Analyzer
 from ranker.bounds import check_query
 from ranker.errors import BoundExceededError, InvalidRequestError
 from ranker.passages import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from ranker.analyzer import Analyzer
+from quarry_text.analyzer import Analyzer
 from ranker.passages import (
     PassageParams,
     PreparedPage,

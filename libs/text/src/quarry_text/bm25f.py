@@ -20,13 +20,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from quarry_text.bm25 import idf
+
 DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75
-
-
-def idf(df: int, n_docs: int) -> float:
-    """Lucene's BM25 idf, always > 0."""
-    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
 def bm25f_scores(

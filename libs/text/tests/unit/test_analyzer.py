@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import string
 
 from hypothesis import given
 from hypothesis import strategies as st
-from ranker.analyzer import TOKEN_RE, Analyzer, AnalyzerConfig
+from quarry_text.analyzer import (
+    ANALYZER_VERSION,
+    STOPWORDS,
+    STOPWORDS_ID,
+    TOKEN_RE,
+    Analyzer,
+    AnalyzerConfig,
+    _stopwords_id,
+)
 
 
 def test_lowercases_splits_on_punctuation_and_underscore() -> None:
@@ -62,7 +71,7 @@ def test_options_off_keep_surface_forms() -> None:
 
 
 def test_stem_cache_survives_overflow(monkeypatch: object) -> None:
-    import ranker.analyzer as mod
+    import quarry_text.analyzer as mod
 
     analyzer = Analyzer()
     setattr(mod, "STEM_CACHE_MAX", 3)  # noqa: B010 - the constant is read at call time
@@ -101,13 +110,31 @@ def test_compound_terms_never_collide_with_word_terms_and_can_be_switched_off() 
     assert not set(words) & set(compounds)
     off = Analyzer(AnalyzerConfig(compounds=False))
     assert off.terms("git push -u core.autocrlf") == ["git", "push", "u", "core", "autocrlf"]
-    assert AnalyzerConfig().signature() != AnalyzerConfig(compounds=False).signature()
+    assert AnalyzerConfig().record() != AnalyzerConfig(compounds=False).record()
 
 
-def test_subject_terms_leave_out_the_question_words() -> None:
-    a = Analyzer()
-    assert "what" in a.query_terms("What is the vault combination?")
-    assert a.subject_terms("What is the vault combination?") == ["vault", "combin"]
-    assert a.subject_terms("How do I use --force?") == ["use", "forc", "--force"]
-    assert a.subject_terms("vault combination") == a.query_terms("vault combination")
-    assert a.subject_terms("What is it?") == []
+def test_the_record_names_every_setting_that_changes_the_terms() -> None:
+    # What an index's manifest keeps: two configs with equal records make equal terms.
+    text = "Installing the packages with --force, json.dumps and ON CONFLICT"
+    configs = [
+        AnalyzerConfig(stem=s, stopwords=w, compounds=c)
+        for s in (True, False)
+        for w in (True, False)
+        for c in (True, False)
+    ]
+    records = [json.dumps(c.record(), sort_keys=True) for c in configs]
+    terms = [tuple(Analyzer(c).terms(text)) for c in configs]
+    assert len(set(records)) == len(set(terms)) == len(configs)
+    default = AnalyzerConfig().record()
+    assert default["version"] == ANALYZER_VERSION
+    assert default["stemmer"] == "english"
+    assert default["stopwords"].startswith("lucene-en+contractions/")
+    assert AnalyzerConfig(stem=False, stopwords=False).record()["stemmer"] == "none"
+    assert AnalyzerConfig(stem=False, stopwords=False).record()["stopwords"] == "none"
+
+
+def test_the_stopword_record_follows_the_list() -> None:
+    # A bm25s upgrade that changed its list must change the record (and refuse old indexes).
+    assert _stopwords_id(STOPWORDS) == STOPWORDS_ID
+    assert _stopwords_id(STOPWORDS | {"also"}) != STOPWORDS_ID
+    assert _stopwords_id(sorted(STOPWORDS, reverse=True)) == STOPWORDS_ID  # order-free

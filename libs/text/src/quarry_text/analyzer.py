@@ -1,4 +1,4 @@
-"""The one text analyser shared by every index and query in the ranker.
+"""The one text analyser shared by every index and query: the ranker's, the index's.
 
 Pipeline: lowercase -> Unicode-aware tokens -> optional stop-word removal -> optional English
 Snowball stemming (PyStemmer) through a per-process stem cache.
@@ -13,7 +13,7 @@ Default (stemming on, stop-words on), chosen by measurement (bench/ranker, 156k 
 stdlib docstrings, warm caches, CPU per word on the shared 2-core box):
 - surface tokens 0.11 us; + stop-words 0.13-0.15; + stemming through the stem cache 0.19-0.20;
   bm25s.tokenize with PyStemmer 0.55. RankChunks only analyses the distinct surface forms
-  that could match a query term (:mod:`ranker.termcounts`), so the options cost it next to
+  that could match a query term (:mod:`quarry_text.termcounts`), so the options cost it next to
   nothing; RankResults analyses ~2,000 words, so they cost it ~0.2 ms.
 - what they buy: stemming lets "installing" match "install" in 20-word snippets; stop-words
   matter for correctness more than speed: in BM25F over ~50 results the retrieved set is
@@ -35,10 +35,12 @@ compound adds no length (it repeats words already counted).
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
@@ -66,8 +68,11 @@ _FLAG_RE = re.compile(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 # Two upper-case words in a row (the second by lookahead, so pairs overlap).
 _CAPS_RE = re.compile(r"\b([A-Z]{2,})(?=[ \t]+([A-Z]{2,})\b)")
 # Bumped whenever the terms a text analyses to change, so a stored index built with other
-# terms can be told apart (the index records it in its manifest).
+# terms can be told apart (the index records it in its manifest; see ``AnalyzerConfig.record``).
+# 1: words only; 2: compound terms beside them.
 ANALYZER_VERSION = 2
+# The Snowball algorithm PyStemmer runs when stemming is on.
+STEMMER = "english"
 
 # What stays of English contractions once the apostrophe splits them.
 _CONTRACTION_REMNANTS = ("s", "t", "d", "ll", "m", "re", "ve")
@@ -79,6 +84,17 @@ STEM_CACHE_MAX = 500_000
 
 # Stop-words for the upper-case pairs: whatever the analyser's own setting.
 STOPWORDS = frozenset((*STOPWORDS_EN, *_CONTRACTION_REMNANTS))
+
+
+def _stopwords_id(words: Iterable[str]) -> str:
+    """The name of a stop-word list: its origin and a digest of its words. It names the list
+    in an index's manifest: bm25s's list could change in an upgrade of bm25s, and a stored
+    index counted without the new words must then be told apart."""
+    digest = hashlib.sha256("\n".join(sorted(words)).encode()).hexdigest()
+    return f"lucene-en+contractions/{digest[:12]}"
+
+
+STOPWORDS_ID = _stopwords_id(STOPWORDS)
 
 
 # The words that make a sentence a question and say nothing of its subject: interrogatives,
@@ -115,12 +131,17 @@ class AnalyzerConfig:
     stopwords: bool = True
     compounds: bool = True
 
-    def signature(self) -> str:
-        """The settings and version that decide a text's terms, e.g. for an index manifest."""
-        return (
-            f"v{ANALYZER_VERSION} stem={self.stem} stopwords={self.stopwords} "
-            f"compounds={self.compounds}"
-        )
+    def record(self) -> dict[str, Any]:
+        """What decides a text's terms, as an index's manifest records it (JSON): the
+        analyser's version, the stemmer ("none" when off), the stop-word list ("none" when
+        off) and whether compound terms are made. Two analysers with equal records turn
+        every text into the same terms."""
+        return {
+            "version": ANALYZER_VERSION,
+            "stemmer": STEMMER if self.stem else "none",
+            "stopwords": STOPWORDS_ID if self.stopwords else "none",
+            "compounds": self.compounds,
+        }
 
 
 class Analyzer:
@@ -129,7 +150,7 @@ class Analyzer:
     def __init__(self, config: AnalyzerConfig | None = None) -> None:
         self.config = config or AnalyzerConfig()
         self._stop: frozenset[str] = STOPWORDS if self.config.stopwords else frozenset()
-        self._stemmer = Stemmer.Stemmer("english") if self.config.stem else None
+        self._stemmer = Stemmer.Stemmer(STEMMER) if self.config.stem else None
         # surface form -> stem; a plain dict: reads and writes are atomic under the GIL.
         self._cache: dict[str, str] = {}
         # PyStemmer objects keep internal state per call, so stemWords is serialised.

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from ranker.bm25f import bm25f_scores, idf
+from quarry_text.bm25 import idf
+from quarry_text.bm25f import bm25f_scores
 
 K1 = 1.2
 

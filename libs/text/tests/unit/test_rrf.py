@@ -1,11 +1,12 @@
-"""Reciprocal rank fusion: hand-computed cases and properties."""
+"""Reciprocal rank fusion: hand-computed cases and properties (the one RRF of the ranker, the
+index and the orchestrator)."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ranker.rrf import fuse, rrf_scores
+from quarry_text.rrf import fuse, fuse_by, rrf_scores
 
 
 def test_hand_computed_two_lists() -> None:
@@ -54,3 +55,24 @@ def test_scores_are_bounded_by_the_number_of_lists(lists: list[list[int]], k: in
     for item, score in scores.items():
         holding = sum(item in lst for lst in lists)
         assert 0 < score <= holding / (k + 1) + 1e-12  # float sums may round up
+
+
+def test_fuse_by_keeps_each_keys_first_appearance_in_fused_order() -> None:
+    # The orchestrator's use: hits identified by URL, the first hit of a URL kept.
+    web = [("a", "web"), ("b", "web"), ("a", "web again")]
+    local = [("c", "local"), ("a", "local")]
+    fused = fuse_by([web, local], key=lambda hit: hit[0], k=60)
+    assert fused == [("a", "web"), ("c", "local"), ("b", "web")]
+    assert fuse_by([[], []], key=str) == []
+
+
+@given(st.lists(st.lists(st.integers(0, 15), max_size=12), max_size=4), st.integers(0, 100))
+def test_fuse_by_orders_as_fuse_does_on_the_keys(lists: list[list[int]], k: int) -> None:
+    tagged = [[(item, f"list {n}") for item in lst] for n, lst in enumerate(lists)]
+    fused = fuse_by(tagged, key=lambda t: t[0], k=k)
+    assert [t[0] for t in fused] == [item for item, _ in fuse(lists, k)]
+    firsts: dict[int, str] = {}
+    for lst in tagged:
+        for item, tag in lst:
+            firsts.setdefault(item, tag)
+    assert all(tag == firsts[item] for item, tag in fused)

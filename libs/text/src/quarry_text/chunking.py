@@ -4,16 +4,36 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
 
-from ranker import structure
-from ranker.analyzer import Analyzer
-from ranker.model import Chunk, Page
-from ranker.structure import Unit
+from quarry_text import structure
+from quarry_text.analyzer import Analyzer
+from quarry_text.structure import Unit
 
 DEFAULT_CHUNK_WORDS = 500
-# Bumped whenever a page's chunks change (2: structural units, ranker.structure), so a stored
-# index cut by another version can be told apart (the index records it in its manifest).
+# Bumped whenever a page's chunks change (2: structural units, quarry_text.structure), so a
+# stored index cut by another version can be told apart (the index records it in its manifest).
 CHUNKER_VERSION = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """A page (or a local document) as markdown."""
+
+    url: str
+    title: str
+    markdown: str
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A passage of a page; ``index`` is its 0-based position within the page."""
+
+    url: str
+    title: str
+    text: str
+    index: int
+
 
 Piece = tuple[str, int]  # text and its word count
 
@@ -104,7 +124,7 @@ def _unit_pieces(unit: Unit, limit: int, first_limit: int) -> Iterator[Piece]:
 def _pieces(markdown: str, limit: int) -> Iterator[Piece]:
     """Yield pieces of at most ``limit`` words, headings glued to the text they introduce
     (a heading may tip a piece over by its own words); a block's structural units (list
-    entries, table rows: :mod:`ranker.structure`) are never split unless one alone is too
+    entries, table rows: :mod:`quarry_text.structure`) are never split unless one alone is too
     long."""
     heading = ""
     n_heading = 0

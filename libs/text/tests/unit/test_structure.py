@@ -5,9 +5,8 @@ title with its text, a table row with its header."""
 
 from __future__ import annotations
 
-from ranker.chunking import chunk_page
-from ranker.model import Page
-from ranker.structure import units
+from quarry_text.chunking import Page, chunk_page
+from quarry_text.structure import units
 
 # git-push.html: a definition list, flattened to one list with no blank lines.
 GIT_PUSH_OPTIONS = """\

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ranker.analyzer import Analyzer
-from ranker.termcounts import _ascii_path, _prefix, _token_path, term_counts
+from quarry_text.analyzer import Analyzer
+from quarry_text.termcounts import _ascii_path, _prefix, _token_path, term_counts
 
 ANALYZER = Analyzer()
 

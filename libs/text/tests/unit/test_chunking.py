@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ranker.chunking import chunk_page, chunk_pages, count_words, dedupe_chunks
-from ranker.model import Page
+from quarry_text.chunking import Page, chunk_page, chunk_pages, count_words, dedupe_chunks
 
 
 def _words(tag: str, n: int) -> str:

@@ -1,4 +1,4 @@
-"""Per-text query-term counts and lengths, as the analyser would count them; pure.
+"""Per-text term counts and lengths, as the analyser would count them; pure.
 
 BM25 over a call's chunks needs, per chunk, the frequency of each query term and the
 chunk's length; every other term only adds to the length. Tokenising ~150k words into
@@ -13,7 +13,7 @@ the web) take a path that never makes a string per token:
 
 Other texts are tokenised with the analyser. Both paths give identical counts (a property
 test holds them to it). Compound query terms ("core.autocrlf", "--force": see
-:mod:`ranker.analyzer`) are counted apart, from each text's compounds. Lengths count every
+:mod:`quarry_text.analyzer`) are counted apart, from each text's compounds. Lengths count every
 token, stop-words included: stop-words never match, but they are text all the same, and
 counting them needs no per-token work.
 """
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ranker.analyzer import Analyzer, ascii_separators, is_compound
+from quarry_text.analyzer import Analyzer, ascii_separators, is_compound
 
 Counts = npt.NDArray[np.int64]
 _SPACE = 0x20
@@ -184,3 +184,18 @@ def _count_compounds(
             j = columns.get(term)
             if j is not None:
                 counts[i, j] = n
+
+
+def term_frequencies(analyzer: Analyzer, text: str) -> tuple[dict[str, int], int]:
+    """Every term of one text and its count (as ``analyzer.terms`` counts them, compound
+    terms included), and the text's length in tokens (stop-words counted, as above): what
+    an index stores per passage. Each distinct surface form is analysed once."""
+    tokens = analyzer.surface_tokens(text)
+    forms = Counter(tokens)
+    stems = analyzer.stems(t for t in forms if not analyzer.is_stopword(t))
+    counts: dict[str, int] = {}
+    for form, stem in stems.items():
+        counts[stem] = counts.get(stem, 0) + forms[form]
+    for term, n in Counter(analyzer.compound_terms(text)).items():
+        counts[term] = counts.get(term, 0) + n
+    return counts, len(tokens)
