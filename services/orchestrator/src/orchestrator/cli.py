@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 import httpx
 
-from orchestrator import cli_export, cli_index, cli_research
+from orchestrator import cli_export, cli_index, cli_research, cli_schedule
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -329,6 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_index.add_docs_parser(sub)
     cli_research.add_parser(sub)
     cli_export.add_parsers(sub)
+    cli_schedule.add_parser(sub)
     sub.add_parser(
         "mcp",
         help="serve Quarry's MCP tools over stdio (for assistants that launch it); the tools "
@@ -365,6 +366,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
                 return cli_export.run_export(client, args, stdout)
             if args.command == "bundle":
                 return cli_export.run_bundle(client, args)
+            if args.command == "schedule":
+                return cli_schedule.run_schedule(client, args, stdout)
             if args.regenerate:
                 args.question, args.edit_turn = _regenerate(client, args), args.regenerate
                 if not args.question:

@@ -10,6 +10,8 @@ principal never sees another's schedules. Bad input is a problem+json 4xx, never
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -19,6 +21,7 @@ from typing import Any
 
 import pytest
 from orchestrator.app import create_app
+from orchestrator.cli import main
 from orchestrator.config import Settings
 from orchestrator.core.schedules.runner import Scheduler
 from orchestrator.core.schedules.signing import HEADER, verify
@@ -318,3 +321,29 @@ async def test_edit_pause_resume_run_now_and_delete(world: World, tmp_path: Path
         # its run stays, like any research run
         run = await api.client.get(f"/v1/research/{started.json()['research_id']}")
         assert run.status_code == 200
+
+
+async def test_quarry_schedule_cli_adds_lists_pauses_refuses_and_deletes(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with scheduled(world, tmp_path, ManualClock(START)) as (api, _, _scheduler):
+
+        async def quarry(*argv: str) -> tuple[int, str]:
+            out = io.StringIO()
+            status = await asyncio.to_thread(main, ["--url", api.base, "schedule", *argv], out)
+            return status, out.getvalue()
+
+        status, text = await quarry("add", "how do tides work", "--cron", "weekly", "--json")
+        assert status == 0, text
+        sid = json.loads(text)["id"]
+        status, text = await quarry("list")
+        assert status == 0
+        assert sid in text
+        assert "[weekly UTC]" in text
+        assert (await quarry("pause", sid))[1].count("paused") == 1
+        # a webhook without its secret in the environment is a usage error, not a request
+        monkeypatch.delenv("QUARRY_WEBHOOK_SECRET", raising=False)
+        assert (await quarry("add", "q", "--webhook", "https://x.example/"))[0] == 2
+        assert (await quarry("add", "q", "--cron", "61 * * * *"))[0] == 1
+        assert (await quarry("delete", sid)) == (0, f"deleted {sid}\n")
+        assert (await quarry("show", sid))[0] == 1
