@@ -122,8 +122,12 @@ class WebhookSender:
             target = self.check(url)
         except InvalidSchedule as exc:
             raise WebhookFailed(exc.detail) from None
+        try:
+            original = httpx.URL(url)
+        except httpx.InvalidURL:
+            raise WebhookFailed("The webhook URL is malformed.") from None
         if target.ip is not None:
-            return httpx.URL(url), target.host, target.ip
+            return original, target.host, target.ip
         try:
             found = await self._resolve(target.host, target.port)
         except OSError as exc:
@@ -135,7 +139,7 @@ class WebhookSender:
         if not found:
             raise _Transient(f"The webhook host {target.host!r} resolves to no address.")
         ip = found[0]
-        return httpx.URL(url).copy_with(host=str(ip)), target.host, ip
+        return original.copy_with(host=str(ip)), target.host, ip
 
     async def _attempt(self, url: str, secret: str, body: bytes, delivery: str) -> None:
         pinned, host, _ = await self._pinned(url)
