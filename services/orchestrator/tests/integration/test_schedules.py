@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 from orchestrator.app import create_app
-from orchestrator.cli import main
 from orchestrator.config import Settings
 from orchestrator.core.schedules.runner import Scheduler
 from orchestrator.core.schedules.signing import HEADER, verify
+from quarry_cli.main import main
 
 from services.orchestrator.tests.fakes._http import Request, Response, TinyHTTPServer
 from services.orchestrator.tests.fakes.fake_searxng import searx_result
@@ -344,6 +344,6 @@ async def test_quarry_schedule_cli_adds_lists_pauses_refuses_and_deletes(
         # a webhook without its secret in the environment is a usage error, not a request
         monkeypatch.delenv("QUARRY_WEBHOOK_SECRET", raising=False)
         assert (await quarry("add", "q", "--webhook", "https://x.example/"))[0] == 2
-        assert (await quarry("add", "q", "--cron", "61 * * * *"))[0] == 1
+        assert (await quarry("add", "q", "--cron", "61 * * * *"))[0] == 2  # a 422
         assert (await quarry("delete", sid)) == (0, f"deleted {sid}\n")
-        assert (await quarry("show", sid))[0] == 1
+        assert (await quarry("show", sid))[0] == 2  # a 404

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
 import pytest
-from orchestrator import cli
+from quarry_cli import main as cli
 
 from tests.conftest import free_port
 

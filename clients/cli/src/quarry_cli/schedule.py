@@ -3,7 +3,8 @@
 ``quarry schedule add "QUESTION" --cron daily --tz Europe/Paris [--webhook URL]`` (the webhook's
 secret comes from ``QUARRY_WEBHOOK_SECRET``, never from an argument a process list would show),
 ``list``, ``show ID``, ``pause ID``, ``resume ID``, ``run ID``, ``delete ID``. ``--json`` prints
-the API's JSON. Exit 0 on success, 1 when the server refuses (its problem's detail on stderr).
+the API's JSON. Exit 0 on success, 2 when the API refuses the request (its problem's detail on
+stderr) or the usage is wrong, 1 for a server error.
 """
 
 from __future__ import annotations
@@ -17,11 +18,8 @@ from typing import Any, TextIO
 
 import httpx
 
-from orchestrator.cli_index import problem_message
+from quarry_cli.status import EXIT_OK, EXIT_USAGE, problem_message, refused
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 SECRET_ENV = "QUARRY_WEBHOOK_SECRET"  # noqa: S105 - the variable's name, not a secret
 _ACTIONS = ("add", "list", "show", "pause", "resume", "run", "delete")
 
@@ -99,7 +97,7 @@ def run_schedule(client: httpx.Client, args: argparse.Namespace, out: TextIO) ->
         return EXIT_USAGE
     if reply.status_code >= 400:
         sys.stderr.write(f"quarry: {problem_message(reply)}\n")
-        return EXIT_FAILED
+        return refused(reply)
     if reply.status_code == 204:
         out.write(f"deleted {args.target}\n")
         return EXIT_OK

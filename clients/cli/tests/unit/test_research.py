@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from orchestrator import cli_research
+from quarry_cli import research as cli_research
 
 _CLIENT: Any = None  # _stream_once is replaced: no request is sent
 

@@ -17,9 +17,9 @@ from typing import Any, TextIO
 
 import httpx
 
+from quarry_cli.status import EXIT_FAILED, EXIT_OK, EXIT_USAGE, problem_message, refused
+
 BAR_WIDTH = 20
-# Exit statuses shared with `quarry ask` (see orchestrator.cli).
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _COUNTS = ("added", "updated", "removed", "unchanged", "skipped", "failed")
 
 
@@ -52,17 +52,6 @@ def _summary(result: dict[str, Any]) -> str:
     if result.get("documents") is not None:
         line += f"; the corpus holds {result['documents']} documents"
     return line
-
-
-def problem_message(reply: httpx.Response) -> str:
-    """The ``detail`` of a problem+json reply (shared with ``quarry ask``), else the status."""
-    try:
-        body = reply.json()
-    except ValueError:
-        return f"HTTP {reply.status_code}"
-    if isinstance(body, dict):
-        return str(body.get("detail") or body.get("title") or f"HTTP {reply.status_code}")
-    return f"HTTP {reply.status_code}"
 
 
 def _worth_showing(counts: dict[str, Any], shown: int, tty: bool) -> bool:
@@ -123,7 +112,7 @@ def run_index(
                 return EXIT_USAGE
         if isinstance(status, httpx.Response):
             sys.stderr.write(f"quarry: {problem_message(status)}\n")
-            return EXIT_USAGE if status.status_code < 500 else EXIT_FAILED
+            return refused(status)
     return status
 
 
@@ -207,7 +196,7 @@ def run_docs(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> int
         reply = client.delete(f"/v1/corpus/documents/{target}")
         if reply.status_code != 200:
             sys.stderr.write(f"quarry: {problem_message(reply)}\n")
-            return EXIT_USAGE if reply.status_code < 500 else EXIT_FAILED
+            return refused(reply)
         body = reply.json()
         deleted = " and its file deleted" if body.get("file_deleted") else ""
         out.write(f"removed {body['removed']['path']}{deleted}\n")
@@ -218,7 +207,7 @@ def run_docs(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> int
     reply = client.get("/v1/corpus/documents", params=params)
     if reply.status_code != 200:
         sys.stderr.write(f"quarry: {problem_message(reply)}\n")
-        return EXIT_USAGE if reply.status_code < 500 else EXIT_FAILED
+        return refused(reply)
     page = reply.json()
     if args.json:
         out.write(json.dumps(page, indent=2) + "\n")

@@ -3,26 +3,28 @@
 ``quarry export research ID -o report.pdf`` (or ``session ID``, with ``--turn N`` for one
 answer) asks the API for the export; the format comes from ``--format``, else the file's
 extension, else Markdown on stdout. ``quarry bundle research ID -o run.zip`` saves a run's
-bundle; ``quarry replay run.zip`` replays it here, offline, and re-grades its citations (exit 0:
-the replay gave the run's answer and citations; 1: it did not; 2: not a bundle).
+bundle. ``quarry replay run.zip`` replays it here, offline, and re-grades its citations (exit 0:
+the replay gave the run's answer and citations; 1: it did not; 2: not a bundle): the replay
+re-runs the server's report phase, so it is the server package's ``quarry-replay`` program,
+which this command runs when it is installed beside it (as ``git`` runs ``git-foo``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
 
-from orchestrator.cli_index import problem_message
+from quarry_cli.status import EXIT_OK, EXIT_USAGE, problem_message, refused
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-# Kept in step with orchestrator.adapters.exports.render (not imported: `quarry ask` stays light).
+# Kept in step with the server's orchestrator.adapters.exports.render (a test compares them;
+# not imported: the client has no server code).
 FORMAT_NAMES = ("md", "html", "pdf", "json", "bibtex", "ris")
 BY_EXTENSION = {
     "md": "md", "markdown": "md", "txt": "md", "html": "html", "htm": "html", "pdf": "pdf",
@@ -66,7 +68,7 @@ def save(client: httpx.Client, path: str, output: str, out: TextIO | None = None
     reply = client.get(path)
     if reply.status_code >= 400:
         sys.stderr.write(f"quarry: {problem_message(reply)}\n")
-        return EXIT_USAGE if reply.status_code < 500 else EXIT_FAILED
+        return refused(reply)
     if output == "-" and out is not None:
         out.write(reply.text)
         out.flush()
@@ -95,43 +97,32 @@ def run_bundle(client: httpx.Client, args: argparse.Namespace) -> int:
     return save(client, f"/v1/{_KINDS[args.kind]}/{args.id}/bundle", args.output)
 
 
-def _print(result: dict[str, Any], out: TextIO) -> None:
-    grades = result["grades"]
-    if result["replayed"]:
-        out.write(f"answer: {'same as' if result['same_answer'] else 'DIFFERS from'} the run's\n")
-        out.write(
-            f"citations: {'same' if result['same_citations'] else 'DIFFER'} "
-            f"(replayed {result['cited']}, recorded {result['recorded_cited']})\n"
-        )
-        prompts = result["prompts"]
-        out.write(f"prompts: {prompts['matched']} as recorded, {prompts['differ']} differ\n")
-    out.write(
-        f"cited sentences: {grades['supported']} supported, {grades['partly']} partly, "
-        f"{grades['unsupported']} unsupported by their passages\n"
-    )
-    for s in result["sentences"]:
-        if s["support"] != "supported":
-            out.write(f"  {s['support'] or 'no claim'} {s['citations']}: {s['text'][:160]}\n")
-    for note in result["notes"]:
-        out.write(f"note: {note}\n")
+REPLAY = "quarry-replay"
+
+
+def replay_program() -> str | None:
+    """The server package's replay program: beside this interpreter (a venv's bin/, run without
+    activating it), else on PATH; None when the server package is not installed."""
+    beside = Path(sys.executable).with_name(REPLAY)
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which(REPLAY)
+    return found
 
 
 def run_replay(args: argparse.Namespace, out: TextIO) -> int:
-    """``quarry replay`` (no server: the bundle is all it reads)."""
-    # Imported here: the replay loads the research machinery, which `quarry ask` never needs.
-    from orchestrator.core.exports.replay import BadBundle, replay_file
-
-    try:
-        data = Path(args.bundle).read_bytes()
-        result = replay_file(data).as_json()
-    except OSError as err:
-        sys.stderr.write(f"quarry: cannot read {args.bundle}: {err.strerror or err}\n")
+    """``quarry replay``: run ``quarry-replay`` on the bundle; its output and exit status."""
+    program = replay_program()
+    if program is None:
+        sys.stderr.write(
+            f"quarry: replaying needs the Quarry server package ({REPLAY}), which re-runs the "
+            "run's report phase offline; it is not installed here (in a checkout: make setup)\n"
+        )
         return EXIT_USAGE
-    except BadBundle as err:
-        sys.stderr.write(f"quarry: {args.bundle}: {err}\n")
-        return EXIT_USAGE
-    if args.json:
-        out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-    else:
-        _print(result, out)
-    return EXIT_OK if result["ok"] else EXIT_FAILED
+    command = [program, args.bundle, *(["--json"] if args.json else [])]
+    # stdout through a pipe, so ``main(argv, out)`` callers get it; stderr goes straight through.
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run(command, stdout=subprocess.PIPE, env=env, check=False)  # noqa: S603
+    out.write(done.stdout.decode("utf-8", errors="replace"))
+    out.flush()
+    return done.returncode

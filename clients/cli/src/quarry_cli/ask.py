@@ -1,16 +1,13 @@
-"""The `quarry` command line: ask questions (and index local documents) through the HTTP API.
+"""``quarry ask``: one question through ``POST /v1/search``, its progress on stderr.
 
-Progress goes to stderr, the answer streams to stdout, then the numbered sources (each marked
-web or local). Exit status: 0 answered (or indexed, or researched), 1 the run failed (an `error`
-event or a server error), 2 bad usage, 3 the engine asked a clarifying question (printed on
-stdout), 4 the API could not be reached, 5 a research run was cancelled (`quarry research`).
+The answer streams to stdout as the engine's checked sentences (with its corrected citations),
+then the numbered sources, each marked web or local and starred when cited.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,15 +15,16 @@ from typing import Any, TextIO
 
 import httpx
 
-from orchestrator import cli_export, cli_index, cli_research, cli_schedule
+from quarry_cli.index import pages_note
+from quarry_cli.status import (
+    EXIT_CLARIFY,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    problem_message,
+    refused,
+)
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_CLARIFY = 3
-EXIT_UNREACHABLE = 4
-
-DEFAULT_URL = "http://127.0.0.1:8080"
 # Long enough for CPU inference with a 1.5B model (first tokens take ~40 s on 2 cores); the
 # server enforces its own whole-question budget and ends the stream itself.
 DEFAULT_TIMEOUT_S = 600.0
@@ -168,7 +166,7 @@ def _print_sources(run: Run, out: TextIO) -> None:
         mark = "*" if n in run.cited else " "
         origin = f" ({src['origin']})" if src.get("origin") else ""
         title = src.get("title") or src.get("url")
-        pages = cli_index.pages_note(src.get("pages") or [])
+        pages = pages_note(src.get("pages") or [])
         out.write(f"{mark}[{n}] {title}{origin}\n     {src.get('url')}{pages}\n")
     out.flush()
 
@@ -201,7 +199,7 @@ def _request_body(args: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
-def _usage(args: argparse.Namespace) -> str:
+def usage(args: argparse.Namespace) -> str:
     """What is wrong with ``quarry ask``'s arguments ("" when nothing)."""
     if args.regenerate and args.edit_turn:
         return "--regenerate and --edit-turn are one or the other"
@@ -217,7 +215,7 @@ def _regenerate(client: httpx.Client, args: argparse.Namespace) -> str:
     session or turn does not exist); the run then edits that turn with the same text."""
     reply = client.get(f"/v1/sessions/{args.session}")
     if reply.status_code >= 400:
-        sys.stderr.write(f"quarry: {cli_index.problem_message(reply)}\n")
+        sys.stderr.write(f"quarry: {problem_message(reply)}\n")
         return ""
     turns = reply.json().get("turns") or []
     if not 1 <= args.regenerate <= len(turns):
@@ -234,8 +232,8 @@ def _ask_json(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> in
         "/v1/search", json=_request_body(args), headers={"Accept": "application/json"}
     )
     if reply.status_code >= 400:
-        sys.stderr.write(f"quarry: {cli_index.problem_message(reply)}\n")
-        return EXIT_USAGE if reply.status_code < 500 else EXIT_FAILED
+        sys.stderr.write(f"quarry: {problem_message(reply)}\n")
+        return refused(reply)
     result = reply.json()
     out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     status = result.get("status") if isinstance(result, dict) else None
@@ -249,8 +247,8 @@ def _ask_stream(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> 
     with client.stream("POST", "/v1/search", json=_request_body(args), headers=headers) as reply:
         if reply.status_code >= 400:
             reply.read()
-            sys.stderr.write(f"quarry: {cli_index.problem_message(reply)}\n")
-            return EXIT_USAGE if reply.status_code < 500 else EXIT_FAILED
+            sys.stderr.write(f"quarry: {problem_message(reply)}\n")
+            return refused(reply)
         for line in reply.iter_lines():
             if not line.strip():
                 continue
@@ -267,24 +265,34 @@ def _ask_stream(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> 
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (``quarry ask …``, ``quarry index …``)."""
-    parser = argparse.ArgumentParser(
-        prog="quarry", description="Ask Quarry questions; research; index local documents."
-    )
-    parser.add_argument(
-        "--url",
-        default=os.environ.get("QUARRY_URL", DEFAULT_URL),
-        help="orchestrator base URL (env QUARRY_URL; default %(default)s)",
-    )
-    parser.add_argument(
-        "--token",
-        default=os.environ.get("QUARRY_API_TOKEN", ""),
-        help="bearer token for a server with ORCHESTRATOR_API_TOKENS set (env QUARRY_API_TOKEN)",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
+def run_ask(client: httpx.Client, args: argparse.Namespace, out: TextIO) -> int:
+    """``quarry ask``: the streamed answer (or ``--json``'s result object); the exit status."""
+    if args.regenerate:
+        args.question, args.edit_turn = _regenerate(client, args), args.regenerate
+        if not args.question:
+            return EXIT_USAGE
+    if args.json:
+        return _ask_json(client, args, out)
+    return _ask_stream(client, args, out)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``quarry ask`` on the subcommand parsers ``sub``."""
     ask = sub.add_parser("ask", help="ask a question; the answer streams to stdout")
     ask.add_argument("question", nargs="?", default="", help="the question (1-2000 characters)")
+    _conversation_args(ask)
+    ask.add_argument("--json", action="store_true", help="print the final result object as JSON")
+    _search_args(ask)
+    ask.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    ask.add_argument(
+        "--show-thinking",
+        action="store_true",
+        help="print a reasoning model's thinking on stderr as it streams",
+    )
+    ask.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds")
+
+
+def _conversation_args(ask: argparse.ArgumentParser) -> None:
     ask.add_argument("--session", help="continue the conversation with this session id")
     ask.add_argument(
         "--edit-turn",
@@ -300,7 +308,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="ask turn N of --session again (its question as stored), replacing that turn and "
         "every turn after it",
     )
-    ask.add_argument("--json", action="store_true", help="print the final result object as JSON")
+
+
+def _search_args(ask: argparse.ArgumentParser) -> None:
+    """The per-question options (the API's ``options``)."""
     ask.add_argument("--sources", help="comma-separated search sources, e.g. web,local")
     ask.add_argument(
         "--scope", help="pin the question to this folder or file of the local documents"
@@ -318,74 +329,3 @@ def build_parser() -> argparse.ArgumentParser:
         "--engines", help="comma-separated SearXNG engines to ask, e.g. wikipedia,arxiv"
     )
     ask.add_argument("--page", type=int, metavar="N", help="search results page, 1-10")
-    ask.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    ask.add_argument(
-        "--show-thinking",
-        action="store_true",
-        help="print a reasoning model's thinking on stderr as it streams",
-    )
-    ask.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds")
-    cli_index.add_parser(sub)
-    cli_index.add_docs_parser(sub)
-    cli_research.add_parser(sub)
-    cli_export.add_parsers(sub)
-    cli_schedule.add_parser(sub)
-    sub.add_parser(
-        "mcp",
-        help="serve Quarry's MCP tools over stdio (for assistants that launch it); the tools "
-        "call the API at --url, with the token in QUARRY_API_TOKEN",
-    )
-    return parser
-
-
-def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
-    """Run the CLI; returns (and, as a script, exits with) the exit status."""
-    args = build_parser().parse_args(argv)
-    stdout = out or sys.stdout
-    if args.command == "ask" and (problem := _usage(args)):
-        sys.stderr.write(f"quarry: {problem}\n")
-        return EXIT_USAGE
-    if args.command == "mcp":
-        # Imported here: `quarry ask` should not pay for loading the MCP SDK.
-        from orchestrator.api.mcp.stdio import run_stdio
-
-        return run_stdio(args.url, os.environ.get("QUARRY_API_TOKEN", ""))
-    if args.command == "replay":
-        return cli_export.run_replay(args, stdout)
-    timeout = httpx.Timeout(args.timeout, connect=5.0)
-    try:
-        headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
-        with httpx.Client(base_url=args.url, timeout=timeout, headers=headers) as client:
-            if args.command == "index":
-                return cli_index.run_index(client, args, stdout)
-            if args.command == "docs":
-                return cli_index.run_docs(client, args, stdout)
-            if args.command == "research":
-                return cli_research.run_research(client, args, stdout)
-            if args.command == "export":
-                return cli_export.run_export(client, args, stdout)
-            if args.command == "bundle":
-                return cli_export.run_bundle(client, args)
-            if args.command == "schedule":
-                return cli_schedule.run_schedule(client, args, stdout)
-            if args.regenerate:
-                args.question, args.edit_turn = _regenerate(client, args), args.regenerate
-                if not args.question:
-                    return EXIT_USAGE
-            if args.json:
-                return _ask_json(client, args, stdout)
-            return _ask_stream(client, args, stdout)
-    except (httpx.ConnectError, httpx.ConnectTimeout) as err:
-        sys.stderr.write(f"quarry: cannot reach the Quarry API at {args.url} ({err})\n")
-        return EXIT_UNREACHABLE
-    except httpx.TransportError as err:
-        sys.stderr.write(f"quarry: lost the connection to {args.url} ({err!r})\n")
-        return EXIT_FAILED
-    except KeyboardInterrupt:
-        sys.stderr.write("\nquarry: interrupted\n")
-        return 130
-
-
-def entrypoint() -> None:
-    """Console-script entry point."""
-    raise SystemExit(main())

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from orchestrator import cli
+from quarry_cli import main as cli
 
 from tests.conftest import free_port
 

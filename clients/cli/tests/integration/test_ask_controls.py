@@ -8,7 +8,7 @@ import asyncio
 import io
 
 import pytest
-from orchestrator import cli
+from quarry_cli import main as cli
 
 from services.orchestrator.tests.integration.support import (
     World,

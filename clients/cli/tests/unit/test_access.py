@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
 import pytest
-from orchestrator import cli
+from quarry_cli import main as cli
 
 DONE = {"root": "/outside", "status": "ok", "error": None, "total": 1, "done": 1, "added": 1}
 OUTSIDE = {

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
+from httpx_sse import EventSource
 from tenacity import (
     RetryCallState,
     Retrying,
@@ -24,9 +25,15 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from orchestrator import cli_export
+from quarry_cli import export
+from quarry_cli.status import (
+    EXIT_CANCELLED,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    problem_message,
+)
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 5
 RECONNECTS = 3
 _FINAL = frozenset({"research.completed", "research.cancelled", "error"})
 
@@ -53,14 +60,6 @@ class Follow:
     final: str = ""
     report: str = ""
     error: str = ""
-
-
-def _problem(reply: httpx.Response) -> str:
-    try:
-        body = reply.json()
-    except ValueError:
-        return f"HTTP {reply.status_code}"
-    return str(body.get("detail") or body.get("title") or f"HTTP {reply.status_code}")
 
 
 def _show(kind: str, data: dict[str, Any], err: TextIO, quiet: bool) -> None:
@@ -94,23 +93,15 @@ def _stream_once(
     headers = {"Accept": "text/event-stream"}
     if state.last_id >= 0:
         headers["Last-Event-ID"] = str(state.last_id)
-    fields: dict[str, str] = {}
     with client.stream("GET", f"/v1/research/{run_id}/events", headers=headers) as reply:
         if reply.status_code >= 400:
             reply.read()
-            raise RuntimeError(_problem(reply))
-        for line in reply.iter_lines():
-            if line.startswith(":"):
+            raise RuntimeError(problem_message(reply))
+        for event in EventSource(reply).iter_sse():
+            if not event.id:  # every run event has an id; nothing else is worth a resume
                 continue
-            if line:
-                key, _, value = line.partition(": ")
-                fields[key] = value
-                continue
-            if "id" not in fields:
-                continue
-            kind, data = fields.get("event", ""), json.loads(fields.get("data", "{}"))
-            state.last_id = int(fields["id"])
-            fields = {}
+            kind, data = event.event, json.loads(event.data or "{}")
+            state.last_id = int(event.id)
             _show(kind, data, err, quiet)
             if kind == "report.completed":
                 state.report = str(data.get("report", ""))
@@ -154,9 +145,9 @@ def _lost(exc: BaseException) -> bool:
 def _emit(
     report: str, args: argparse.Namespace, out: TextIO, client: httpx.Client, run_id: str
 ) -> None:
-    fmt = cli_export.format_for(args.output)
+    fmt = export.format_for(args.output)
     if args.output and fmt not in (None, "md"):  # -o report.pdf: the server's export
-        cli_export.save(client, f"/v1/research/{run_id}/export?format={fmt}", args.output)
+        export.save(client, f"/v1/research/{run_id}/export?format={fmt}", args.output)
         return
     if args.output:
         Path(args.output).write_text(report, encoding="utf-8")
@@ -170,18 +161,18 @@ def _start(client: httpx.Client, args: argparse.Namespace) -> str:
     if args.resume:
         reply = client.get(f"/v1/research/{args.resume}")
         if reply.status_code >= 400:
-            raise RuntimeError(_problem(reply))
+            raise RuntimeError(problem_message(reply))
         if reply.json().get("status") in ("interrupted", "failed"):
             resumed = client.post(f"/v1/research/{args.resume}/resume", json={})
             if resumed.status_code >= 400:
-                raise RuntimeError(_problem(resumed))
+                raise RuntimeError(problem_message(resumed))
         return str(args.resume)
     body: dict[str, Any] = {"query": args.query, "mode": args.mode}
     if args.session:
         body["session_id"] = args.session
     reply = client.post("/v1/research", json=body)
     if reply.status_code >= 400:
-        raise RuntimeError(_problem(reply))
+        raise RuntimeError(problem_message(reply))
     run_id = str(reply.json()["research_id"])
     sys.stderr.write(f"research run {run_id} (resume with --resume {run_id})\n")
     return run_id
