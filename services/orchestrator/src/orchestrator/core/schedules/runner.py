@@ -155,7 +155,10 @@ class Scheduler(Schedules):
                 await self.store.not_started(s.id, "The run did not start.", now)
             return
         record = await self._research.store.get_run(run_id)
-        if record is not None and record.status not in FINISHED:
+        # Settled only with finished_at: a run's executor sets it just before its last save
+        # (ResearchRun.execute), so a row that has it is the final one, and the report written
+        # below is not overwritten by a save still on its way.
+        if record is not None and (record.status not in FINISHED or record.finished_at is None):
             return
         if record is None:
             outcome = Outcome(run_id, "expired", now, "The run is gone.", None, None)
