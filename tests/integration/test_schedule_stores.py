@@ -41,6 +41,8 @@ def schedule(owner: str = "alice", next_run_at: float = NOW - 60) -> Schedule:
 
 @asynccontextmanager
 async def replicas(engine: str, where: str) -> AsyncIterator[tuple[ScheduleSQL, ScheduleSQL]]:
+    a: ScheduleSQL
+    b: ScheduleSQL
     if engine == "pg":
         a, b = await PgScheduleDB.open(where, 2), await PgScheduleDB.open(where, 2)
     else:

@@ -90,6 +90,10 @@ class ScheduleSQL:
     async def _fetch(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
         raise NotImplementedError
 
+    async def close(self) -> None:
+        """Release the database."""
+        raise NotImplementedError
+
     async def create(self, schedule: Schedule) -> None:
         """See ScheduleStore."""
         await self._execute(INSERT, to_row(schedule))
