@@ -6,11 +6,13 @@ No clock: every time is a number the test gives."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from orchestrator.adapters.store.move import move
 from orchestrator.adapters.store.pg_schedules import PgScheduleDB
 from orchestrator.adapters.store.schedules_db import ScheduleSQL, SqliteScheduleDB
 from orchestrator.core.schedules.model import STARTING, Outcome, Schedule
@@ -106,3 +108,19 @@ async def test_pages_owners_updates_and_deletes_alike_on_both_engines(
         assert await a.delete(bob.id)
         assert not await a.delete(bob.id)
         assert await a.get(bob.id) is None
+
+
+async def test_moving_an_sqlite_install_to_postgresql_keeps_its_schedules(
+    pg_url: str, tmp_path: Path
+) -> None:
+    lite = await SqliteScheduleDB.open(str(tmp_path))
+    kept = dataclasses.replace(schedule("ann"), last_changes={"added_sources": []}, runs=3)
+    await lite.create(kept)
+    await lite.close()
+    moved = await move(str(tmp_path), pg_url)
+    assert moved.rows["schedules"] == 1
+    pg = await PgScheduleDB.open(pg_url)
+    try:
+        assert await pg.get(kept.id) == kept
+    finally:
+        await pg.close()
