@@ -68,7 +68,7 @@ def _p(times: list[float], q: int) -> float:
     return statistics.quantiles(times, n=100)[q - 1]
 
 
-_STRUCTURE = re.compile(r"^\s*(?:#{1,6} |[-*+] |\d{1,9}[.)] )(.*)$", re.MULTILINE)
+_STRUCTURE = re.compile(r"^[ \t]*(?:#{1,6} |[-*+] |\d{1,9}[.)] )(.*)$", re.MULTILINE)
 
 
 def _words(text: str) -> str:

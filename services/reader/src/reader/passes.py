@@ -19,7 +19,7 @@ article set (bench/reader/eval_extraction.py); see docs/reader.md.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from difflib import SequenceMatcher
 
 # Under this share of the recall text's length, the precision text is not trusted.
 KEEP_SHARE = 0.5
@@ -37,39 +37,51 @@ def combine(precise: str, recall: str) -> str:
 
 def restore_structure(precise: str, recall: str) -> str:
     """Put back the headings and list items of ``recall`` that precision dropped inside the
-    article: runs of them between two lines ``precise`` kept, a list (not a title) leading
-    into the first kept line, a list right after the last one."""
+    article: a run of them right before a line ``precise`` kept (not before the first one: a
+    title), a list leading into the first kept line, a list right after the last one."""
     lines = precise.split("\n")
-    # A line precise holds twice ("Advertisement") cannot tell where a run goes.
-    counts = Counter(line.strip() for line in lines if line.strip())
-    kept = {text for text, n in counts.items() if n == 1}
-    before: dict[str, list[str]] = {}
-    pending: list[str] = []
-    anchor = ""  # the kept line the pending run follows directly, if any
-    seen_kept = False
-    for line in recall.split("\n"):
-        text = line.strip()
-        if not text:
+    kept = [n for n, line in enumerate(lines) if line.strip()]
+    theirs = [line for line in recall.split("\n") if line.strip()]
+    # The precision text is (nearly) a subsequence of the recall text: align the two.
+    ours = [lines[n].strip() for n in kept]
+    matcher = SequenceMatcher(None, ours, [t.strip() for t in theirs], autojunk=False)
+    before: dict[int, list[str]] = {}  # line number in ``lines`` -> lines to put before it
+    after: list[str] = []
+    for op, i1, _, j1, j2 in matcher.get_opcodes():
+        if op != "insert" or not kept:
             continue
-        if text not in counts and (_HEADING.match(line) or _ITEM.match(line)):
-            pending.append(line)
-            continue
-        if text in counts:
-            if not seen_kept:
-                pending = [p for p in pending if not _HEADING.match(p)]
-            if pending and text in kept:
-                before.setdefault(text, []).extend(pending)
-            seen_kept = True
-        anchor = text if text in kept else ""
-        pending = []
-    after = pending if anchor and not any(_HEADING.match(p) for p in pending) else []
+        dropped = theirs[j1:j2]
+        if i1 == len(kept):  # after the last kept line: a list that goes on from it
+            after = _leading_run(dropped, items_only=True)
+        else:  # before a kept line: the structure that introduces it
+            run = _trailing_run(dropped, items_only=i1 == 0)
+            if run:
+                before[kept[i1]] = run
     if not before and not after:
         return precise
     out: list[str] = []
-    for line in lines:
-        restored = before.pop(line.strip(), [])
-        out.extend([*restored, ""] if restored else [])
+    for n, line in enumerate(lines):
+        if n in before:
+            out += [*before[n], ""]
         out.append(line)
-        if after and line.strip() == anchor:
-            out.extend(["", *after])
-    return "\n".join(out)
+    return "\n".join([*out, "", *after] if after else out)
+
+
+def _is_structure(line: str, items_only: bool) -> bool:
+    return bool(_ITEM.match(line) or (not items_only and _HEADING.match(line)))
+
+
+def _trailing_run(lines: list[str], items_only: bool) -> list[str]:
+    """The structural lines at the end of ``lines`` (after the last other line)."""
+    n = len(lines)
+    while n and _is_structure(lines[n - 1], items_only):
+        n -= 1
+    return lines[n:]
+
+
+def _leading_run(lines: list[str], items_only: bool) -> list[str]:
+    """The structural lines at the start of ``lines`` (before the first other line)."""
+    n = 0
+    while n < len(lines) and _is_structure(lines[n], items_only):
+        n += 1
+    return lines[:n]

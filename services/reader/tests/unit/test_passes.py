@@ -39,10 +39,12 @@ def test_a_list_after_dropped_boilerplate_stays_out() -> None:
     assert combine(_md(P1, P2), recall) == _md(P1, P2)
 
 
-def test_a_line_kept_twice_anchors_nothing() -> None:
-    recall = _md(P1, "## Where?", "Advertisement", P2, "Advertisement")
-    precise = _md(P1, "Advertisement", P2, "Advertisement")
-    assert combine(precise, recall) == precise
+def test_a_heading_goes_before_the_right_one_of_repeated_lines() -> None:
+    recall = _md(P1, "Advertisement", P2, "## Where?", "Advertisement", P3)
+    precise = _md(P1, "Advertisement", P2, "Advertisement", P3)
+    assert combine(precise, recall) == _md(
+        P1, "Advertisement", P2, "## Where?", "Advertisement", P3
+    )
 
 
 def test_recall_text_when_precision_lost_most_of_the_page() -> None:
