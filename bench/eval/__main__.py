@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, get_args
 
-from orchestrator.agent.modes import Mode
+from orchestrator.core.ask.modes import Mode
 
 from bench.eval import jsweb
 from bench.eval.answers import abstains, cited, cut_off, marker_inside, verdict
