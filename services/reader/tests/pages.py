@@ -69,6 +69,29 @@ STRUCTURED = (
     "<footer><p>Copyright Coastal Notes. All rights reserved.</p></footer></body></html>"
 )
 
+# A reference page in the style of Apache httpd's module docs: a definition list whose entries
+# hold code, links and a code block; the precision pass alone garbles it and drops sentences.
+REFERENCE_FACTS = [
+    "the application is expected to authenticate the client using the provided user id",
+    "the application is expected to authorize the client using the provided user id",
+]
+REFERENCE = (
+    "<html><head><title>mod_authnz_fcgi</title></head><body><div id='page-content'>"
+    "<h1>Apache Module mod_authnz_fcgi</h1><p>"
+    + "The module hands authentication to an external FastCGI application. "
+    * 3
+    + "</p><h2>Invocation modes</h2><dl><dt><em>Type</em> <code>authn</code></dt><dd>In this "
+    "mode <code>FCGI_ROLE</code> is set to <code>AUTHORIZER</code>. The application must be "
+    "defined using <code><a href='#define'>AuthnzFcgiDefineProvider</a></code> and enabled "
+    "with <code><a href='../basic.html#p'>AuthBasicProvider</a></code>. When invoked, "
+    f"{REFERENCE_FACTS[0]} and password. Example:<pre>#!/usr/bin/perl\nuse FCGI;</pre></dd>"
+    "<dt><em>Type</em> <code>authz</code></dt><dd>In this mode the application must be defined "
+    "using <code><a href='#define'>AuthnzFcgiDefineProvider</a></code>. When invoked, "
+    f"{REFERENCE_FACTS[1]} and other request data.</dd></dl><p>"
+    + "Each provider runs in its own process and is restarted when it exits. " * 3
+    + "</p></div></body></html>"
+)
+
 JS_SHELL = (
     b"<!DOCTYPE html><html><head><title>App</title><script src='/app.js'></script></head>"
     b"<body><div id='root'></div></body></html>"

@@ -19,9 +19,9 @@ from reader.metadata import page_metadata
 from reader.model import Extracted, Kind
 from reader.passes import combine
 
-# Two Trafilatura passes, combined by reader.passes: favor_precision drops more boilerplate,
-# favor_recall keeps the section headings precision loses and rescues pages precision empties.
-# Measured with bench/reader/bench_aeb.py (AEB F1 0.958 recall only -> 0.967) and
+# Two Trafilatura passes, combined by reader.passes: favor_precision bounds the article,
+# favor_recall fills it (headings, lists, code precision loses) and rescues pages it empties.
+# Measured with bench/reader/bench_aeb.py (AEB F1 0.958 recall only -> 0.968) and
 # bench/reader/eval_extraction.py (generated articles keep their headings and lists).
 # Below this many characters of main text the passes are suspected of missing the content,
 # and Trafilatura's baseline extractor (article/paragraph/JSON-LD articleBody text) is tried;

@@ -10,6 +10,8 @@ from services.reader.tests.pages import (
     JS_SHELL,
     PARAGRAPHS,
     PDF_LINES,
+    REFERENCE,
+    REFERENCE_FACTS,
     STRUCTURED,
     STRUCTURED_PARAGRAPHS,
     make_pdf,
@@ -48,6 +50,14 @@ def test_markdown_structure_survives_the_precision_pass() -> None:
     assert "Related articles" not in text
     assert "Ten harbour walks" not in text
     assert "Copyright" not in text
+
+
+def test_a_reference_page_keeps_its_definition_list() -> None:
+    markdown = extract_html(REFERENCE).markdown
+    assert "## Invocation modes" in markdown
+    for fact in REFERENCE_FACTS:  # the precision pass alone drops the second
+        assert fact in markdown
+    assert "use FCGI;" in markdown
 
 
 def test_underline_tags_are_dropped() -> None:

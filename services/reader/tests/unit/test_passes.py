@@ -14,10 +14,18 @@ def _md(*blocks: str) -> str:
     return "\n\n".join(blocks)
 
 
-def test_precision_text_wins_and_interior_headings_come_back_in_place() -> None:
-    recall = _md("# Page title", P1, "## Section two", P2, "Newsletter: sign up now!", P3)
+def test_precision_bounds_the_article_and_recall_fills_it() -> None:
+    recall = _md("# Page title", P1, "## Section two", P2, "- one\n- two", P3, "### Popular")
     precise = _md(P1, P2, P3)
-    assert combine(precise, recall) == _md(P1, "## Section two", P2, P3)
+    assert combine(precise, recall) == _md(P1, "## Section two", P2, "- one\n- two", P3)
+
+
+def test_a_line_precision_garbled_is_recall_s_and_its_own_lines_stay() -> None:
+    recall = _md(P1, "## Five tips for the day", P2, P3)
+    precise = _md(P1, "## ay", P2, "A line only precision found.", P3)
+    assert combine(precise, recall) == _md(
+        P1, "## Five tips for the day", P2, "A line only precision found.", P3
+    )
 
 
 def test_title_before_the_article_and_teasers_after_it_stay_out() -> None:
