@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,9 @@ from tests.policy.compose_policy import PINNED_IMAGE, load
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ("reader", "ranker", "index", "orchestrator")
-# Workspace members a service depends on (pyproject.toml), which its image must hold too.
-DEPENDS = {"index": {"ranker"}}
+# Workspace members a service depends on (pyproject.toml), which its image must hold too:
+# none, what services share lives in libs/ (the import contract in pyproject.toml holds it).
+DEPENDS: dict[str, set[str]] = {}
 # Debian packages a service's final stage may install: run-time needs, never build tools.
 RUNTIME_PACKAGES = {"reader": {"chromium"}}
 
@@ -84,3 +86,35 @@ def test_reader_image_has_chromium_for_the_render_tier() -> None:
     # A read-only root: Chromium's profile and caches go to the /tmp tmpfs.
     assert "HOME=/tmp" in final
     assert final.index("apt-get install") < final.index("USER 10001:10001")
+
+
+def _locked() -> dict[str, list[str]]:
+    """Each locked package's dependency names (uv.lock)."""
+    lock = tomllib.loads((ROOT / "uv.lock").read_text())
+    return {p["name"]: [d["name"] for d in p.get("dependencies", [])] for p in lock["package"]}
+
+
+def test_the_orchestrator_image_holds_every_dependency_of_the_quarry_client() -> None:
+    # The image installs clients/cli with --no-deps over the orchestrator's exported
+    # requirements, so a client dependency the orchestrator lacks would be missing at run time.
+    text = _dockerfile("orchestrator")
+    assert "COPY clients/cli/ clients/cli/" in text
+    assert re.search(r"--no-deps [^\n]*\bclients/cli\b", text)
+    deps = _locked()
+    closure: set[str] = set()
+    todo = ["orchestrator"]
+    while todo:
+        name = todo.pop()
+        if name not in closure:
+            closure.add(name)
+            todo.extend(deps.get(name, []))
+    assert set(deps["quarry-cli"]) <= closure, set(deps["quarry-cli"]) - closure
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_every_workspace_member_pyproject_is_in_the_image(service: str) -> None:
+    # `uv export` needs the whole workspace: a member missing from the build stage fails it.
+    members = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["uv"]["workspace"]
+    text = _dockerfile(service)
+    for member in members["members"]:
+        assert f"COPY {member}/pyproject.toml {member}/\n" in text, member

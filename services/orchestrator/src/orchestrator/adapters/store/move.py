@@ -24,9 +24,8 @@ from typing import Any
 
 from psycopg import AsyncConnection, sql
 
-from orchestrator.adapters.store.migrate import load_migrations, migrate
 from orchestrator.adapters.store.pg_migrate import migrate_pg
-from orchestrator.adapters.store.sqlite import DB_FILE
+from orchestrator.adapters.store.sqlite_db import DB_FILE, connect
 
 # Parents before children (the foreign keys).
 TABLES = ("research_runs", "research_events", "sessions", "session_turns")
@@ -52,10 +51,7 @@ def _open_sqlite(data_dir: str) -> sqlite3.Connection:
     path = Path(data_dir) / DB_FILE
     if not path.is_file():
         raise MoveError(f"no SQLite database at {path}")
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA busy_timeout = 5000")
-    migrate(conn, load_migrations())
-    return conn
+    return connect(path)
 
 
 def _fixed(table: str, cols: Sequence[str], row: tuple[Any, ...]) -> tuple[Any, ...]:
