@@ -17,7 +17,7 @@ from typing import TextIO
 
 import httpx
 
-from quarry_cli import ask, export, index, research
+from quarry_cli import ask, export, index, research, schedule
 from quarry_cli.status import (
     EXIT_CANCELLED,
     EXIT_CLARIFY,
@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_docs_parser(sub)
     research.add_parser(sub)
     export.add_parsers(sub)
+    schedule.add_parser(sub)
     sub.add_parser(
         "mcp",
         help="serve Quarry's MCP tools over stdio (for assistants that launch it): a bridge to "
@@ -86,6 +87,8 @@ def _call_api(args: argparse.Namespace, out: TextIO) -> int:
             return export.run_export(client, args, out)
         if args.command == "bundle":
             return export.run_bundle(client, args)
+        if args.command == "schedule":
+            return schedule.run_schedule(client, args, out)
         return ask.run_ask(client, args, out)
 
 

@@ -19,6 +19,7 @@ from orchestrator.api.http.problems import BodyGuard, install_problem_handlers
 from orchestrator.api.http.ratelimit import RateLimiter
 from orchestrator.api.http.research_routes import router as research_router
 from orchestrator.api.http.routes import router
+from orchestrator.api.http.schedule_routes import router as schedule_router
 from orchestrator.api.http.security import install_security, load_tokens
 from orchestrator.api.http.settings_routes import router as settings_router
 from orchestrator.api.mcp.local import LocalBackend
@@ -28,8 +29,10 @@ from orchestrator.api.web.routes import install_ui
 from orchestrator.config import Settings
 from orchestrator.core.events import API_VERSION
 from orchestrator.core.principals import Credential
+from orchestrator.core.schedules.service import Clock
 from orchestrator.wiring.research import open_research
 from orchestrator.wiring.runtime import Probe, Runtime, RuntimeFactory, production_runtime
+from orchestrator.wiring.schedules import open_schedules
 
 logger = logging.getLogger(__name__)
 
@@ -66,11 +69,13 @@ def create_app(
     settings: Settings,
     runtime_factory: RuntimeFactory | None = None,
     tokens: Sequence[str | Credential] | None = None,
+    clock: Clock | None = None,
 ) -> FastAPI:
     """Build the HTTP API for ``settings``; ``runtime_factory`` lets tests inject dependencies.
 
     ``tokens`` are the API's bearer tokens, bare (unnamed users) or with their principals
-    (``None``: read them from ``settings``).
+    (``None``: read them from ``settings``). ``clock`` is the schedules' clock (tests pass a
+    test clock; ``None``: the real one).
 
     Raises:
         ConfigError: the token settings are unusable (see ``security.load_tokens``).
@@ -90,14 +95,15 @@ def create_app(
         title="Quarry",
         version=f"{API_VERSION}.0.0",
         description=DESCRIPTION,
-        lifespan=_lifespan(settings, factory, bool(tokens), mcp),
+        lifespan=_lifespan(settings, factory, bool(tokens), mcp, clock),
     )
     install_problem_handlers(app)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes, exempt=UPLOAD_PATHS)
     # Access control (Host allow-list, CORS, tokens) wraps everything, the body guard included.
     install_security(app, settings, tokens)
-    faces = (router, corpus_router, research_router, export_router, openai_router, settings_router)
-    for face in faces:
+    # The faces' routes, in this order (the OpenAPI document lists them so).
+    faces = (router, corpus_router, research_router, export_router, schedule_router)
+    for face in (*faces, openai_router, settings_router):
         app.include_router(face)
     app.router.routes.extend(mcp.streamable_http_app().routes)
     _install_ops(app, settings)
@@ -107,9 +113,10 @@ def create_app(
 
 
 def _lifespan(
-    settings: Settings, factory: RuntimeFactory, tokens: bool, mcp: FastMCP
+    settings: Settings, factory: RuntimeFactory, tokens: bool, mcp: FastMCP, clock: Clock | None
 ) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
-    """The app's lifespan: the rate limiter, the runtime, the MCP sessions and deep research."""
+    """The app's lifespan: the rate limiter, the runtime, the MCP sessions, deep research and
+    its schedules."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -120,7 +127,13 @@ def _lifespan(
                 # Deep research: its runs, persisted in the embedded database.
                 async with open_research(settings, runtime) as research:
                     app.state.research = research
-                    yield
+                    if research is None:
+                        yield
+                        return
+                    # Scheduled research: saved questions run by the research machinery.
+                    async with open_schedules(settings, research, clock) as schedules:
+                        app.state.schedules = schedules
+                        yield
         finally:
             await limiter.aclose()
 

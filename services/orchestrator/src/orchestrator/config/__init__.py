@@ -22,6 +22,7 @@ from orchestrator.config.evidence import (
 )
 from orchestrator.config.llm import LLMSettings
 from orchestrator.config.research import ResearchSettings
+from orchestrator.config.schedules import ScheduleSettings
 from orchestrator.config.search import SearchSettings
 from orchestrator.config.server import ServerSettings
 from orchestrator.config.store import StoreSettings
@@ -39,6 +40,7 @@ __all__ = [
 
 class Settings(
     ServerSettings,
+    ScheduleSettings,
     ResearchSettings,
     StoreSettings,
     CorpusSettings,
@@ -51,7 +53,8 @@ class Settings(
     """Orchestrator configuration; built once in ``main()`` and passed down.
 
     (The parts are listed last-first: pydantic orders fields from the last base up, so the
-    settings read LLM, search, the ask loop, evidence, corpus, store, research, server.)
+    settings read LLM, search, the ask loop, evidence, corpus, store, research, schedules,
+    server.)
     """
 
     model_config = SettingsConfigDict(
