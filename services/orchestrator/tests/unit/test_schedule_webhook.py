@@ -41,6 +41,9 @@ def test_signature_verifies_and_binds_body_secret_and_time() -> None:
         "http://[::ffff:192.168.0.1]/hook",
         "http://169.254.169.254/latest/meta-data",
         "http://0.0.0.0/",
+        # IPv6 forms that carry a refused address (quarry_common.addresses, the reader's rules)
+        "http://[::a9fe:a9fe]/",  # IPv4-compatible form of 169.254.169.254
+        "http://[64:ff9b:1::a00:1]/",  # local-use NAT64 prefix
         "example.com/hook",
         "http://exa mple.com/",
     ],
@@ -54,6 +57,8 @@ def test_allow_private_opens_loopback_but_never_metadata() -> None:
     assert parse_webhook_url("http://127.0.0.1:9/h", allow_private=True).port == 9
     with pytest.raises(InvalidSchedule):
         parse_webhook_url("http://169.254.169.254/", allow_private=True)
+    with pytest.raises(InvalidSchedule):
+        parse_webhook_url("http://[::a9fe:a9fe]/", allow_private=True)
 
 
 async def _resolves_private(host: str, port: int) -> list[IPAddress]:

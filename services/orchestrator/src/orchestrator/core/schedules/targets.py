@@ -5,8 +5,8 @@ only http(s), no credentials in it, no localhost, and every address its host res
 be public. Private, loopback, CGNAT and ULA addresses open only when the operator allows them
 (ORCHESTRATOR_WEBHOOK_ALLOW_PRIVATE: a receiver on the LAN, or 127.0.0.1 in tests);
 link-local (cloud metadata at 169.254.169.254), multicast, reserved and unspecified addresses
-never do. The same rules as services/reader/src/reader/policy.py (the reader is another
-service, so they are restated here, pure: no DNS, no sockets).
+never do. The rules are the reader's own (quarry_common.addresses, one copy for every request
+a user can aim); this module is pure: no DNS, no sockets.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from quarry_common.addresses import AddressPolicy, IPAddress
+
 from orchestrator.core.schedules.errors import InvalidSchedule
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+__all__ = ["IPAddress", "WebhookURL", "parse_webhook_url", "refusal"]
+
 MAX_URL_CHARS = 2048
 DEFAULT_PORTS = {"http": 80, "https": 443}
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
-_THIS_NETWORK = ipaddress.IPv4Network("0.0.0.0/8")
 
 
 @dataclass(frozen=True)
@@ -79,32 +80,7 @@ def _literal(host: str) -> IPAddress | None:
         return None
 
 
-def _embedded(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip.sixtofour is not None:
-        return ip.sixtofour
-    if ip in _NAT64:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return None
-
-
 def refusal(ip: IPAddress, *, allow_private: bool) -> str | None:
-    """Why a webhook may not connect to ``ip``, or None when it may."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.scope_id:
-            return "a scoped address"
-        inner = _embedded(ip)
-        if inner is not None:
-            return refusal(inner, allow_private=allow_private)
-        if ip.teredo is not None:
-            return "a tunnel address"
-    if ip.is_loopback:  # before is_reserved: ::1 sits in the reserved ::/8
-        return None if allow_private else "a private address"
-    if ip.is_unspecified or ip.is_multicast or ip.is_link_local or ip.is_reserved:
-        return "a special-purpose address"
-    if ip.version == 4 and ip in _THIS_NETWORK:
-        return "a special-purpose address"
-    if ip.is_global:
-        return None
-    return None if allow_private else "a private address"
+    """Why a webhook may not connect to ``ip`` (e.g. "a private address"), or None when it may."""
+    why = AddressPolicy(allow_private=allow_private).reason(ip)
+    return None if why is None else f"a {why}"
