@@ -2,7 +2,7 @@
 
 The UI has no build step. Its libraries (marked for Markdown, DOMPurify for sanitising,
 highlight.js's browser build from ``@highlightjs/cdn-assets`` for code blocks) are copied once
-from their npm release tarballs into ``orchestrator/web/static/vendor/``; the pins
+from their npm release tarballs into ``orchestrator/api/web/static/vendor/``; the pins
 live in ``vendor.json`` there: npm's ``integrity`` of each tarball (sha512) and the ``sri``
 (sha384) of the file taken from it, which ``index.html`` repeats in its ``integrity=`` attributes
 so the browser itself refuses a changed file.
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-STATIC = ROOT / "services/orchestrator/src/orchestrator/web/static"
+STATIC = ROOT / "services/orchestrator/src/orchestrator/api/web/static"
 VENDOR = STATIC / "vendor"
 MANIFEST = VENDOR / "vendor.json"
 _SCRIPT_TAG = re.compile(r'<script src="/ui/vendor/([^"]+)" integrity="([^"]+)"')

@@ -39,7 +39,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from orchestrator.prompts import (  # noqa: E402 - after the sys.path entry above
+from orchestrator.core.prompts import (  # noqa: E402 - after the sys.path entry above
     judge_messages,
     new_boundary,
     synthesis_messages,

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, get_args
 
-from orchestrator.agent.modes import Mode
+from orchestrator.core.ask.modes import Mode
 
 from bench.eval.answers import abstains, cited, cut_off, marker_inside, verdict
 from bench.eval.harness import evidence_configs, mode_configs, relay_configs, run_configs, world

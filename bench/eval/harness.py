@@ -23,7 +23,7 @@ from typing import Any
 
 import grpc
 import httpx
-from orchestrator.agent.modes import Mode
+from orchestrator.core.ask.modes import Mode
 from quarry.v1 import reader_pb2, reader_pb2_grpc
 
 from bench.eval import docweb

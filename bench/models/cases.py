@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from orchestrator.agent.domain import Evidence
-from orchestrator.sessions import Turn
+from orchestrator.core.ask.domain import Evidence
+from orchestrator.core.sessions import Turn
 
 ZEPHYRINE = (
     "The Zephyrine Lighthouse stands on the basalt headland of Karvik Point. It was designed by "

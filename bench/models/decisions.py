@@ -25,14 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from orchestrator.agent.brain import LLMBrain
-from orchestrator.agent.intent import prefilter
-from orchestrator.agent.plan import combine
+from orchestrator.adapters.llm.factory import build_llm
 from orchestrator.config import Settings
-from orchestrator.lanes import LlmLanes
-from orchestrator.llm.base import LLMError
-from orchestrator.llm.factory import build_llm
-from orchestrator.schemas import Plan
+from orchestrator.core.ask.brain import LLMBrain
+from orchestrator.core.ask.intent import prefilter
+from orchestrator.core.ask.plan import combine
+from orchestrator.core.lanes import LlmLanes
+from orchestrator.core.llm import LLMError
+from orchestrator.core.schemas import Plan
 
 from bench.models.cases import JUDGE_CASES, PLAN_CASES, PlanCase
 from scripts import embedded_llm

@@ -31,10 +31,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from orchestrator.store.base import EVENTS_CHANNEL, ResearchStore, RunRecord, StoredEvent  # noqa: E402
-from orchestrator.store.notify import Notifier  # noqa: E402
-from orchestrator.store.pg import PgStore  # noqa: E402
-from orchestrator.store.sqlite import SqliteStore  # noqa: E402
+from orchestrator.adapters.store.notify import Notifier  # noqa: E402
+from orchestrator.adapters.store.pg import PgStore  # noqa: E402
+from orchestrator.adapters.store.sqlite import SqliteStore  # noqa: E402
+from orchestrator.core.store import EVENTS_CHANNEL, ResearchStore, RunRecord, StoredEvent  # noqa: E402
 from redis.asyncio import Redis  # noqa: E402
 
 from tests.datastores import postgres_server, redis_server  # noqa: E402

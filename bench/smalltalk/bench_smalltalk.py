@@ -2,10 +2,10 @@
 
 Every message of bench/smalltalk/messages.yaml (never trained on) goes through:
 
-- patterns: ``orchestrator.agent.smalltalk_rules`` (the regex lists; the fallback);
+- patterns: ``orchestrator.core.ask.smalltalk_rules`` (the regex lists; the fallback);
 - nearest examples: the mean cosine of the 3 closest small-talk training examples minus that
   of the 3 closest questions, small talk above ``KNN_MARGIN`` (the alternative considered);
-- classifier: ``orchestrator.agent.smalltalk_model`` (what the agent uses).
+- classifier: ``orchestrator.core.ask.smalltalk_model`` (what the agent uses).
 
 Prints the table (small talk handled as small talk, real questions lost), the messages each
 got wrong, the time to load and train, and the time per message (p50 / p95).
@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script: make `bench.*` importable
     sys.path.insert(0, str(ROOT))
 
-from orchestrator.agent import smalltalk_rules  # noqa: E402 -- after sys.path
-from orchestrator.agent.smalltalk_model import (  # noqa: E402
+from orchestrator.core.ask import smalltalk_rules  # noqa: E402 -- after sys.path
+from orchestrator.core.ask.smalltalk_model import (  # noqa: E402
     LABELS,
     Classifier,
     normalise,

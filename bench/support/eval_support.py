@@ -161,7 +161,7 @@ def main() -> None:
         gold = [pairs[i].label for i in idx]
         print(f"\n{name} half ({len(idx)} pairs), thresholds {at}:")
         print(report(gold, labels([scores[i] for i in idx], *at)))
-    print("\nthe orchestrator's lexical marks (orchestrator/support.py), same pairs:")
+    print("\nthe orchestrator's lexical marks (orchestrator/core/support.py), same pairs:")
     lexical = lexical_labels(pairs)
     for name, idx in (("tune", tune), ("test", test)):
         gold = [pairs[i].label for i in idx]
@@ -171,9 +171,9 @@ def main() -> None:
 
 
 def lexical_labels(pairs: Sequence[Pair]) -> list[str]:
-    """What orchestrator.support.mark_sentence says of each pair (the sentence citing its
+    """What orchestrator.core.support.mark_sentence says of each pair (the sentence citing its
     passage as source 1); a sentence with no claim to check counts as unsupported."""
-    from orchestrator.support import mark_sentence
+    from orchestrator.core.support import mark_sentence
 
     marks = [mark_sentence(f"{p.sentence} [1]", {1: p.passage}) for p in pairs]
     return [m.support or "unsupported" for m in marks]

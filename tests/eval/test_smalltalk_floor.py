@@ -6,8 +6,8 @@ The table with today's patterns beside the classifier: bench/smalltalk/bench_sma
 
 from __future__ import annotations
 
-from orchestrator.agent import smalltalk, smalltalk_rules
-from orchestrator.agent.smalltalk_model import normalise, training_set
+from orchestrator.core.ask import smalltalk, smalltalk_rules
+from orchestrator.core.ask.smalltalk_model import normalise, training_set
 
 from bench.smalltalk.smalltalk_eval import load, score
 

@@ -1,7 +1,7 @@
 """The stores on a real PostgreSQL 15 (started by the test, tests/datastores.py) beside SQLite:
 the same numbered migrations give the same schema on both engines, the same operations the same
 results, the queue hands each run to exactly one worker, the cluster-wide cap holds under
-concurrent admissions, and `python -m orchestrator.store.move` moves an SQLite install."""
+concurrent admissions, and `python -m orchestrator.adapters.store.move` moves an SQLite install."""
 
 from __future__ import annotations
 
@@ -17,15 +17,15 @@ from typing import Any
 
 import psycopg
 import pytest
-from orchestrator.sessions import Session, Turn
-from orchestrator.store.base import LeaseLost, ResearchStore, RunRecord, StoredEvent
-from orchestrator.store.migrate import load_migrations, migrate
-from orchestrator.store.pg import PgStore
-from orchestrator.store.pg_migrate import pg_migrations
-from orchestrator.store.pg_sessions import PgSessionDB
-from orchestrator.store.select import SharedSessionStore
-from orchestrator.store.session_db import SqliteSessionDB
-from orchestrator.store.sqlite import SqliteStore
+from orchestrator.adapters.store.migrate import load_migrations, migrate
+from orchestrator.adapters.store.pg import PgStore
+from orchestrator.adapters.store.pg_migrate import pg_migrations
+from orchestrator.adapters.store.pg_sessions import PgSessionDB
+from orchestrator.adapters.store.select import SharedSessionStore
+from orchestrator.adapters.store.session_db import SqliteSessionDB
+from orchestrator.adapters.store.sqlite import SqliteStore
+from orchestrator.core.sessions import Session, Turn
+from orchestrator.core.store import LeaseLost, ResearchStore, RunRecord, StoredEvent
 
 from tests.conftest import ROOT
 
@@ -239,7 +239,15 @@ async def test_the_move_command_copies_an_sqlite_install_and_refuses_to_merge(
     await sessions.save(Session("s1", 1.0, 0.0, [turn], title="t", owner="ann"))
     await sessions.close()
 
-    cmd = [sys.executable, "-m", "orchestrator.store.move", "--from", str(tmp_path), "--to", pg_url]
+    cmd = [
+        sys.executable,
+        "-m",
+        "orchestrator.adapters.store.move",
+        "--from",
+        str(tmp_path),
+        "--to",
+        pg_url,
+    ]
     out = await _cli(cmd)
     assert out.returncode == 0, out.stderr
     assert "research_events: 3 rows" in out.stdout

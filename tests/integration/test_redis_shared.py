@@ -5,12 +5,12 @@ normalised query, with the TTL set in Redis), and a Redis that is away is a cach
 from __future__ import annotations
 
 import pytest
-from orchestrator.agent.domain import SearchHit, SearchResponse
-from orchestrator.api.ratelimit import RateLimited, RateLimiter
+from orchestrator.adapters.search.cache import RedisSearchCache, normalised
+from orchestrator.adapters.search.ratelimit import BackendRates
+from orchestrator.adapters.search.ratelimit import RateLimited as SearchRateLimited
+from orchestrator.api.http.ratelimit import RateLimited, RateLimiter
 from orchestrator.config import Settings
-from orchestrator.search.cache import RedisSearchCache, normalised
-from orchestrator.search.ratelimit import BackendRates
-from orchestrator.search.ratelimit import RateLimited as SearchRateLimited
+from orchestrator.core.ask.domain import SearchHit, SearchResponse
 from redis.asyncio import Redis as Client
 
 from tests.conftest import free_port

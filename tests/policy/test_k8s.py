@@ -121,7 +121,8 @@ def test_the_base_holds_every_quarry_workload(base: Objects) -> None:
 
 def test_the_orchestrator_balances_over_headless_services(base: Objects) -> None:
     """READER_ADDR etc. are dns:/// targets of headless Services on the services' ports: DNS
-    answers one address per pod and the channel spreads calls round-robin (clients/calls.py)."""
+    answers one address per pod and the channel spreads calls round-robin
+    (adapters/grpc/calls.py)."""
     config = named(base, "ConfigMap", "quarry-orchestrator")["data"]
     for service, port in GRPC_SERVICES.items():
         address = config[f"{service.upper()}_ADDR"]

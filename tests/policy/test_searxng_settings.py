@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 import yaml
-from orchestrator.agent.routing import CATEGORIES
-from orchestrator.research.dimension import GAP_CATEGORIES, category
+from orchestrator.core.ask.routing import CATEGORIES
+from orchestrator.core.research.dimension import GAP_CATEGORIES, category
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "searxng" / "settings.yml"

@@ -7,7 +7,7 @@ import re
 import typing
 
 import pytest
-from orchestrator.events import EventType
+from orchestrator.core.events import EventType
 from playwright.sync_api import Browser, Page, expect
 
 from services.orchestrator.tests.fakes.llm_script import Fail, Hang, Say

@@ -15,7 +15,7 @@ from tests.ui.world import UiWorld
 
 # Skipped only while this orchestrator has no research API (branch `research` adds it).
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("orchestrator.api.research_routes") is None,
+    importlib.util.find_spec("orchestrator.api.http.research_routes") is None,
     reason="the deep-research API (/v1/research, branch research) is not merged yet",
 )
 

@@ -11,24 +11,24 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
-from orchestrator.api.corpus_routes import UPLOAD_PATHS
-from orchestrator.api.corpus_routes import router as corpus_router
-from orchestrator.api.export_routes import router as export_router
-from orchestrator.api.openai_routes import router as openai_router
-from orchestrator.api.problems import BodyGuard, install_problem_handlers
-from orchestrator.api.ratelimit import RateLimiter
-from orchestrator.api.research_routes import open_research
-from orchestrator.api.research_routes import router as research_router
-from orchestrator.api.routes import router
-from orchestrator.api.runtime import Probe, Runtime, RuntimeFactory, production_runtime
-from orchestrator.api.security import install_security, load_tokens
-from orchestrator.api.settings_routes import router as settings_router
+from orchestrator.api.http.corpus_routes import UPLOAD_PATHS
+from orchestrator.api.http.corpus_routes import router as corpus_router
+from orchestrator.api.http.export_routes import router as export_router
+from orchestrator.api.http.problems import BodyGuard, install_problem_handlers
+from orchestrator.api.http.ratelimit import RateLimiter
+from orchestrator.api.http.research_routes import router as research_router
+from orchestrator.api.http.routes import router
+from orchestrator.api.http.security import install_security, load_tokens
+from orchestrator.api.http.settings_routes import router as settings_router
+from orchestrator.api.mcp.local import LocalBackend
+from orchestrator.api.mcp.server import build_mcp
+from orchestrator.api.openai.routes import router as openai_router
+from orchestrator.api.web.routes import install_ui
 from orchestrator.config import Settings
-from orchestrator.events import API_VERSION
-from orchestrator.mcp.local import LocalBackend
-from orchestrator.mcp.server import build_mcp
-from orchestrator.principals import Credential
-from orchestrator.web.routes import install_ui
+from orchestrator.core.events import API_VERSION
+from orchestrator.core.principals import Credential
+from orchestrator.wiring.research import open_research
+from orchestrator.wiring.runtime import Probe, Runtime, RuntimeFactory, production_runtime
 
 logger = logging.getLogger(__name__)
 

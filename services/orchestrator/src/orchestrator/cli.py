@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         return EXIT_USAGE
     if args.command == "mcp":
         # Imported here: `quarry ask` should not pay for loading the MCP SDK.
-        from orchestrator.mcp.stdio import run_stdio
+        from orchestrator.api.mcp.stdio import run_stdio
 
         return run_stdio(args.url, os.environ.get("QUARRY_API_TOKEN", ""))
     if args.command == "replay":

@@ -22,7 +22,7 @@ from orchestrator.cli_index import problem_message
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
-# Kept in step with orchestrator.exports.render (not imported: `quarry ask` stays light).
+# Kept in step with orchestrator.adapters.exports.render (not imported: `quarry ask` stays light).
 FORMAT_NAMES = ("md", "html", "pdf", "json", "bibtex", "ris")
 BY_EXTENSION = {
     "md": "md", "markdown": "md", "txt": "md", "html": "html", "htm": "html", "pdf": "pdf",
@@ -119,7 +119,7 @@ def _print(result: dict[str, Any], out: TextIO) -> None:
 def run_replay(args: argparse.Namespace, out: TextIO) -> int:
     """``quarry replay`` (no server: the bundle is all it reads)."""
     # Imported here: the replay loads the research machinery, which `quarry ask` never needs.
-    from orchestrator.exports.replay import BadBundle, replay_file
+    from orchestrator.core.exports.replay import BadBundle, replay_file
 
     try:
         data = Path(args.bundle).read_bytes()

@@ -14,7 +14,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 from quarry_common.settings import BaseServiceSettings, Port
 
-from orchestrator.domains import MAX_SERVER_RULES, InvalidDomain, normalize_all, split_setting
+from orchestrator.core.domains import MAX_SERVER_RULES, InvalidDomain, normalize_all, split_setting
 
 # Empty (not configured) or an http(s) URL; anything else stops the service at start.
 _HTTP_URL = r"^(https?://\S+)?$"
@@ -50,7 +50,7 @@ MIN_EVIDENCE_TOKENS = 512
 # The part of PROMPT_RESERVE_TOKENS that counts on a short history; a longer history (up to
 # ORCHESTRATOR_HISTORY_CHARS) takes its extra tokens from the evidence.
 HISTORY_RESERVE_TOKENS = 700
-# Characters per token when sizing text (the same estimate as agent/evidence.py).
+# Characters per token when sizing text (the same estimate as core/ask/evidence.py).
 CHARS_PER_TOKEN = 4
 
 
@@ -128,7 +128,7 @@ class Settings(BaseServiceSettings):
         default=0.5, ge=0, le=30, validation_alias="SEARXNG_RETRY_BACKOFF_S"
     )
     # Retries of a search after a network error or a 5xx, with exponential back-off and jitter
-    # from SEARXNG_RETRY_BACKOFF_S, all within SEARXNG_TIMEOUT_S (clients/searxng.py).
+    # from SEARXNG_RETRY_BACKOFF_S, all within SEARXNG_TIMEOUT_S (adapters/search/searxng.py).
     searxng_retries: int = Field(default=2, ge=0, le=5, validation_alias="SEARXNG_RETRIES")
 
     # --- search backends (ORCHESTRATOR_SEARCH_*, SEARXNG_*, BRAVE_*) ---
@@ -175,7 +175,7 @@ class Settings(BaseServiceSettings):
     index_max_inflight: int = Field(default=8, ge=1, le=256)
     searxng_max_inflight: int = Field(default=8, ge=1, le=256)
     llm_max_inflight: int = Field(default=4, ge=1, le=256)
-    # Of those, deep research may hold at most this many (orchestrator/lanes.py), so a quick
+    # Of those, deep research may hold at most this many (orchestrator/core/lanes.py), so a quick
     # question always finds a slot; 0: one fewer than llm_max_inflight. `make run` sets 1 for
     # the single-slot embedded server.
     llm_research_inflight: int = Field(default=0, ge=0, le=256)
@@ -200,7 +200,7 @@ class Settings(BaseServiceSettings):
     # run sets it for its embedded model, which takes a while to load; 0: fail at once).
     llm_wait_s: float = Field(default=0.0, ge=0, le=3600, validation_alias="LLM_WAIT_S")
 
-    # --- the agent mode (ORCHESTRATOR_AGENT*; agent/agentic.py) ---
+    # --- the agent mode (ORCHESTRATOR_AGENT*; core/ask/agentic.py) ---
     # off: the fixed pipeline; on: the model picks tools; auto: the agent only for a model that
     # passes the tool-calling probe (never for the embedded model, LLM_EMBEDDED).
     agent: Literal["off", "on", "auto"] = "off"
@@ -265,14 +265,15 @@ class Settings(BaseServiceSettings):
     # Runs queued or running across every replica before new ones are refused (429).
     research_cluster_max: int = Field(default=32, ge=1, le=100_000)
 
-    # --- exports and run bundles (orchestrator/exports/, docs/exports.md) ---
+    # --- exports and run bundles (orchestrator/core/exports/, docs/exports.md) ---
     # The Chromium that prints PDF exports (headless, no network); missing: PDF exports are 503.
     export_chromium: str = "/usr/bin/chromium"
     export_pdf_timeout_s: float = Field(default=60.0, gt=0, le=600)
     # What a research run records for its bundle (prompts, model outputs, page texts), at most.
     bundle_max_bytes: int = Field(default=8 * 1024 * 1024, ge=0, le=256 * 1024 * 1024)
 
-    # --- access control and HTTP bounds (orchestrator/api/security.py, ratelimit.py, server.py) ---
+    # --- access control and HTTP bounds (orchestrator/api/http/security.py, ratelimit.py,
+    # server.py) ---
     # Host names (besides localhost, 127.0.0.1, [::1] and the bind address) the API answers to;
     # anything else is a DNS-rebinding attempt. Comma-separated; "*.example.com" allowed.
     allowed_hosts: str = ""
@@ -281,7 +282,7 @@ class Settings(BaseServiceSettings):
     # Bearer tokens (comma-separated) and/or a file holding one token per line. Kept out of repr.
     api_tokens: str = Field(default="", repr=False)
     api_token_file: str = ""
-    # Tokens of admins, who see and act on every principal's data (orchestrator/principals.py).
+    # Tokens of admins, who see and act on every principal's data (orchestrator/core/principals.py).
     admin_tokens: str = Field(default="", repr=False)
     # Allow a non-loopback bind without tokens (only where something else keeps strangers out,
     # e.g. compose publishing the port on 127.0.0.1 only).
@@ -294,7 +295,7 @@ class Settings(BaseServiceSettings):
     # Rate limits per client (token, else address) and endpoint family, in the `limits`
     # package's notation ("10/minute", "10/minute;100/day"), "off", or "auto": sized for one
     # person's UI, API clients and scripts without API tokens, tighter per token when tokens
-    # are set (the profiles are in api/ratelimit.py).
+    # are set (the profiles are in api/http/ratelimit.py).
     rate_questions: str = "auto"
     rate_research: str = "auto"
     rate_indexing: str = "auto"
@@ -364,7 +365,7 @@ class Settings(BaseServiceSettings):
     web_search: Literal["on", "off"] = "on"
     # Answer from the model alone, clearly labelled, when search is off, down or finds nothing.
     allow_unsourced: bool = True
-    # --- source policy by domain (orchestrator/domains.py; docs/sources.md) ---
+    # --- source policy by domain (orchestrator/core/domains.py; docs/sources.md) ---
     # Comma- or space-separated domains: example.com (and its subdomains), *.example.com (only
     # its subdomains). Empty allow list: every domain not denied. A request narrows these only.
     domains_allow: str = Field(default="", max_length=1_000_000)

@@ -21,7 +21,7 @@ from orchestrator.config import (
     is_loopback,
     parsed_urls,
 )
-from orchestrator.errors import DomainError, ErrorKind
+from orchestrator.core.errors import DomainError, ErrorKind
 
 #: The settings that may be changed, with the environment variable each overrides.
 EDITABLE: Final = {

@@ -1,7 +1,7 @@
 """Entry point of the research worker: `python -m orchestrator.worker`.
 
 The orchestrator's image and settings, another process: it executes the research runs the API
-replicas queue in PostgreSQL (research/work.py) and accepts no API traffic. It answers
+replicas queue in PostgreSQL (core/research/work.py) and accepts no API traffic. It answers
 ``GET /healthz`` (alive) and ``GET /readyz`` (listening to the database, so it can claim runs)
 on ``ORCHESTRATOR_HOST``:``ORCHESTRATOR_PORT`` for the kubelet. SIGTERM: the runs it holds save
 their state and go back to the queue, where another worker resumes them at once.
@@ -29,13 +29,13 @@ from fastapi.responses import JSONResponse
 from quarry_common import logconfig, telemetry
 from quarry_common.settings import EXIT_BAD_CONFIG, load_settings
 
-from orchestrator.api.runtime import RuntimeFactory, production_runtime
+from orchestrator.adapters.store.notify import Notifier
+from orchestrator.adapters.store.pg import PgStore
 from orchestrator.config import Settings
-from orchestrator.research.setup import research_deps
-from orchestrator.research.work import ResearchWorker
-from orchestrator.store.base import CONTROL_CHANNEL, QUEUE_CHANNEL
-from orchestrator.store.notify import Notifier
-from orchestrator.store.pg import PgStore
+from orchestrator.core.research.work import ResearchWorker
+from orchestrator.core.store import CONTROL_CHANNEL, QUEUE_CHANNEL
+from orchestrator.wiring.research import research_deps
+from orchestrator.wiring.runtime import RuntimeFactory, production_runtime
 
 
 class _Server(uvicorn.Server):

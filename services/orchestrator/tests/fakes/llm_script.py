@@ -78,7 +78,7 @@ class Garbage:
 Reply = Say | Fail | Hang | Drop | StreamError | Garbage
 Script = Callable[["Call"], Reply | Awaitable[Reply | None] | None]
 
-# What the prompts look like to the fake (see orchestrator/prompts.py): fenced sources and a
+# What the prompts look like to the fake (see orchestrator/core/prompts.py): fenced sources and a
 # final "Question:" line.
 _SOURCE_RE = re.compile(
     r"<<<BEGIN SOURCE (\d+) ([0-9a-f]+)>>>\n(.*?)\n<<<END SOURCE \1 \2>>>", re.DOTALL

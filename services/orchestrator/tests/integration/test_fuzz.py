@@ -21,7 +21,7 @@ import schemathesis
 import uvicorn
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from orchestrator.api.server import server_config
+from orchestrator.api.http.server import server_config
 from orchestrator.app import create_app
 from orchestrator.config import Settings
 from schemathesis import GenerationMode

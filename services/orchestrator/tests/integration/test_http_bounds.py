@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from orchestrator.api.server import server_config
+from orchestrator.api.http.server import server_config
 from orchestrator.app import create_app
 from orchestrator.config import Settings
 from starlette.types import Receive, Scope, Send

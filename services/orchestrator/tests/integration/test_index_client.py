@@ -8,8 +8,8 @@ import grpc
 import pytest
 from index.config import Settings as IndexSettings
 from index.server import build_server
-from orchestrator.agent.domain import CorpusError
-from orchestrator.clients.corpus import CorpusClient, LocalDoc
+from orchestrator.adapters.grpc.corpus import CorpusClient, LocalDoc
+from orchestrator.core.ask.domain import CorpusError
 
 
 def _doc(name: str, text: str) -> LocalDoc:

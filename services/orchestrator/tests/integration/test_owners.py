@@ -20,8 +20,8 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
-from orchestrator.store.migrate import load_migrations, migrate
-from orchestrator.store.sqlite import DB_FILE
+from orchestrator.adapters.store.migrate import load_migrations, migrate
+from orchestrator.adapters.store.sqlite import DB_FILE
 from pydantic import AnyUrl
 
 from services.orchestrator.tests.integration.research_support import Api, fakes, serve

@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from orchestrator.adapters.store.sqlite import SqliteStore
 from orchestrator.cli import main
-from orchestrator.research.state import ResearchState
-from orchestrator.store.base import RunRecord, StoredEvent
-from orchestrator.store.sqlite import SqliteStore
+from orchestrator.core.research.state import ResearchState
+from orchestrator.core.store import RunRecord, StoredEvent
 
 from services.orchestrator.tests.fakes.fake_llm import Fail, Hang, Say
 from services.orchestrator.tests.fakes.llm_script import Call, Reply

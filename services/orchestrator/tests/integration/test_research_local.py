@@ -1,4 +1,4 @@
-"""Deep research over local documents only: the same round as quick search (agent/round.py), so
+"""Deep research over local documents only: the same round as quick search (core/ask/round.py), so
 the index's passages reach the findings — not the 320-character search snippet research used to
 work from when no web page was read."""
 

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from orchestrator.api.runtime import production_runtime
+from orchestrator.adapters.store.notify import Notifier
+from orchestrator.adapters.store.pg import PgStore
 from orchestrator.config import Settings
-from orchestrator.research.setup import research_deps
-from orchestrator.research.work import ResearchWorker
-from orchestrator.store.base import CONTROL_CHANNEL, QUEUE_CHANNEL
-from orchestrator.store.notify import Notifier
-from orchestrator.store.pg import PgStore
+from orchestrator.core.research.work import ResearchWorker
+from orchestrator.core.store import CONTROL_CHANNEL, QUEUE_CHANNEL
+from orchestrator.wiring.research import research_deps
+from orchestrator.wiring.runtime import production_runtime
 from quarry_common.settings import EXIT_BAD_CONFIG
 
 from services.orchestrator.tests.fakes.fake_llm import Hang

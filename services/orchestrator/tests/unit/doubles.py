@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from orchestrator.agent.domain import Evidence, SearchHit, SearchResponse
-from orchestrator.agent.ports import Checked, Decision
-from orchestrator.clients.searxng import SearxngError
-from orchestrator.llm.base import LLMError
-from orchestrator.schemas import Judgement, Plan
-from orchestrator.sessions import Turn
+from orchestrator.adapters.search.searxng import SearxngError
+from orchestrator.core.ask.domain import Evidence, SearchHit, SearchResponse
+from orchestrator.core.ask.ports import Checked, Decision
+from orchestrator.core.llm import LLMError
+from orchestrator.core.schemas import Judgement, Plan
+from orchestrator.core.sessions import Turn
 from quarry.v1 import index_pb2_grpc, ranker_pb2, ranker_pb2_grpc, reader_pb2, reader_pb2_grpc
 from quarry_common.grpc_server import GrpcServer
 

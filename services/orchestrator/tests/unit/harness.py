@@ -7,11 +7,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.agent.loop import RunOutcome, run_question
-from orchestrator.agent.state import Deps, RunOptions
 from orchestrator.config import Settings
-from orchestrator.events import Event, EventSink
-from orchestrator.sessions import Turn
+from orchestrator.core.ask.loop import RunOutcome, run_question
+from orchestrator.core.ask.state import Deps, RunOptions
+from orchestrator.core.events import Event, EventSink
+from orchestrator.core.sessions import Turn
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher
 from services.orchestrator.tests.unit.port_doubles import PortCorpus, PortRanker, PortReader

@@ -10,7 +10,7 @@ import asyncio
 import re
 from collections.abc import Sequence
 
-from orchestrator.agent.domain import (
+from orchestrator.core.ask.domain import (
     CorpusError,
     LocalPassages,
     PageRead,

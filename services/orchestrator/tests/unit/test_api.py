@@ -11,10 +11,10 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from orchestrator.api.runtime import Probe, Runtime, session_store
 from orchestrator.app import create_app
 from orchestrator.config import Settings
-from orchestrator.schemas import Judgement
+from orchestrator.core.schemas import Judgement
+from orchestrator.wiring.runtime import Probe, Runtime, session_store
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
 from services.orchestrator.tests.unit.harness import Harness, harness

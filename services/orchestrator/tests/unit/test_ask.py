@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from orchestrator.api.models import SearchOptions
-from orchestrator.ask import Conversation, Question, ask, run_options
+from orchestrator.api.http.models import SearchOptions
 from orchestrator.config import Settings
-from orchestrator.events import EventSink
-from orchestrator.policy import SearchOff
-from orchestrator.sessions import SessionStore, Turn
+from orchestrator.core.ask.service import Conversation, Question, ask, run_options
+from orchestrator.core.events import EventSink
+from orchestrator.core.policy import SearchOff
+from orchestrator.core.sessions import SessionStore, Turn
 
 from services.orchestrator.tests.unit.harness import harness
 

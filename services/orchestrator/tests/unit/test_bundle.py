@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 from orchestrator.config import Settings
-from orchestrator.exports.bundle import REDACTED, Scrubber, secrets_of
-from orchestrator.exports.proxies import recording
-from orchestrator.exports.recorder import Recorder, decode_entries
+from orchestrator.core.exports.bundle import REDACTED, Scrubber, secrets_of
+from orchestrator.core.exports.proxies import recording
+from orchestrator.core.exports.recorder import Recorder, decode_entries
 
 from services.orchestrator.tests.unit.harness import harness
 

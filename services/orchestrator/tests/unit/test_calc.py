@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from orchestrator.agent import calc, clock
-from orchestrator.agent.direct import direct_answer
+from orchestrator.core.ask import calc, clock
+from orchestrator.core.ask.direct import direct_answer
 
 
 @pytest.mark.parametrize(

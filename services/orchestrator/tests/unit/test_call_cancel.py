@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 from opentelemetry.instrumentation.grpc import GrpcAioInstrumentorClient
-from orchestrator.agent.domain import ReaderUnavailable
-from orchestrator.clients import calls
-from orchestrator.clients.reader import ReaderClient
+from orchestrator.adapters.grpc import calls
+from orchestrator.adapters.grpc.reader import ReaderClient
+from orchestrator.core.ask.domain import ReaderUnavailable
 
 from services.orchestrator.tests.unit.doubles import FakeReader, grpc_server
 from services.orchestrator.tests.unit.test_disconnect import until

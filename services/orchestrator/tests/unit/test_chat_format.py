@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from orchestrator.api import chat_format as fmt
+from orchestrator.api.openai import chat_format as fmt
 
 
 def test_a_citation_split_between_deltas_is_rewritten_whole() -> None:

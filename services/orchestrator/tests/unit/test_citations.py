@@ -6,7 +6,7 @@ import re
 
 from hypothesis import given
 from hypothesis import strategies as st
-from orchestrator.citations import (
+from orchestrator.core.citations import (
     SUPPORT_THRESHOLD,
     check_citations,
     content_words,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import grpc
 import pytest
-from orchestrator.clients.corpus import CorpusClient, Extractor
-from orchestrator.corpus import service as service_module
-from orchestrator.corpus.indexer import Indexer
-from orchestrator.corpus.service import CorpusService
+from orchestrator.adapters.corpus import service as service_module
+from orchestrator.adapters.corpus.indexer import Indexer
+from orchestrator.adapters.corpus.service import CorpusService
+from orchestrator.adapters.grpc.corpus import CorpusClient, Extractor
 from quarry.v1 import reader_pb2
 
 from services.orchestrator.tests.unit.corpus_doubles import (

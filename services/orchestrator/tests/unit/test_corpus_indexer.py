@@ -13,9 +13,9 @@ from pathlib import Path
 import grpc
 import pytest
 import pytest_asyncio
-from orchestrator.clients.corpus import CorpusClient, Extractor
-from orchestrator.corpus.indexer import Counts, FolderMissing, Indexer
-from orchestrator.corpus.scan import doc_id
+from orchestrator.adapters.corpus.indexer import Counts, FolderMissing, Indexer
+from orchestrator.adapters.corpus.scan import doc_id
+from orchestrator.adapters.grpc.corpus import CorpusClient, Extractor
 
 from services.orchestrator.tests.unit.corpus_doubles import FakeCorpusRanker, FakeExtractReader
 from services.orchestrator.tests.unit.doubles import grpc_server

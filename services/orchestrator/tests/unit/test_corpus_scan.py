@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from orchestrator.clients.corpus import DocInfo
-from orchestrator.corpus.indexer import title_of
-from orchestrator.corpus.scan import Walk, batches, classify, doc_id, id_prefix, plan, walk
+from orchestrator.adapters.corpus.indexer import title_of
+from orchestrator.adapters.corpus.scan import Walk, batches, classify, doc_id, id_prefix, plan, walk
+from orchestrator.adapters.grpc.corpus import DocInfo
 
 
 def _write(path: Path, data: bytes | str = "hello") -> Path:

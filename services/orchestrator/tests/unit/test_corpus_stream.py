@@ -6,10 +6,10 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, cast
 
-from orchestrator.api.corpus_routes import _stream
-from orchestrator.api.sse import KEEP_ALIVE
-from orchestrator.corpus.indexer import Counts
-from orchestrator.corpus.service import CorpusService
+from orchestrator.adapters.corpus.indexer import Counts
+from orchestrator.adapters.corpus.service import CorpusService
+from orchestrator.api.http.corpus_routes import _stream
+from orchestrator.api.http.sse import KEEP_ALIVE
 
 
 class _SlowRefresh:

@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager, suppress
 import httpx
 import uvicorn
 from fastapi import FastAPI
-from orchestrator.schemas import Judgement
+from orchestrator.core.schemas import Judgement
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
 from services.orchestrator.tests.unit.harness import harness

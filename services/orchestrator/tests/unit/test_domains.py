@@ -1,4 +1,4 @@
-"""The domain policy's parser and matcher (orchestrator/domains.py) and its entry point
+"""The domain policy's parser and matcher (orchestrator/core/domains.py) and its entry point
 (policy.domains_for): rules, site: operators, the verdict on a URL, the engine's operators."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from orchestrator.api.models import SearchOptions
-from orchestrator.ask import prepare
+from orchestrator.api.http.models import SearchOptions
 from orchestrator.config import Settings
-from orchestrator.domains import (
+from orchestrator.core.ask.service import prepare
+from orchestrator.core.domains import (
     DomainNotAllowed,
     DomainPolicy,
     InvalidDomain,
@@ -18,8 +18,8 @@ from orchestrator.domains import (
     host_of,
     normalize,
 )
-from orchestrator.policy import SearchOff, domains_for, stored_domains
-from orchestrator.site_query import parse_query
+from orchestrator.core.policy import SearchOff, domains_for, stored_domains
+from orchestrator.core.site_query import parse_query
 from pydantic import ValidationError
 
 

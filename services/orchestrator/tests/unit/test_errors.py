@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from orchestrator.api.problems import HTTP_STATUS, domain_problem, openai_problem_for
-from orchestrator.errors import DomainError, ErrorKind, TooManyResearchRuns
-from orchestrator.mcp.errors import tool_error
+from orchestrator.api.http.problems import HTTP_STATUS, domain_problem, openai_problem_for
+from orchestrator.api.mcp.errors import tool_error
+from orchestrator.core.errors import DomainError, ErrorKind, TooManyResearchRuns
 
 
 def test_every_kind_has_an_http_status_and_no_kind_is_a_server_error() -> None:

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from orchestrator.agent import evidence
-from orchestrator.agent.domain import Passage, SearchHit
-from orchestrator.agent.evidence import (
+from orchestrator.config import Settings
+from orchestrator.core.ask import evidence
+from orchestrator.core.ask.domain import Passage, SearchHit
+from orchestrator.core.ask.evidence import (
     CHUNK_CHARS,
     GAP,
     chunk_per_url,
     from_passages,
     snippets_for,
 )
-from orchestrator.agent.fusion import fuse_passages
-from orchestrator.agent.synthesise import source_list
-from orchestrator.config import Settings
+from orchestrator.core.ask.fusion import fuse_passages
+from orchestrator.core.ask.synthesise import source_list
 
 
 def _hit(url: str, snippet: str, rank: int = 1) -> SearchHit:

@@ -21,14 +21,14 @@ import pytest
 import rispy
 from bibtexparser.entrypoint import parse_string
 from orchestrator import cli_export
-from orchestrator.exports import render
-from orchestrator.exports.document import CITATION, Document, from_research, from_session
-from orchestrator.exports.pdf import PdfFailed, PdfRenderer
-from orchestrator.exports.render import FORMATS, export
-from orchestrator.research.state import ResearchState, Source
-from orchestrator.research.views import report_markdown
-from orchestrator.sessions import Session, Turn
-from orchestrator.store.base import RunRecord
+from orchestrator.adapters.exports import render
+from orchestrator.adapters.exports.pdf import PdfFailed, PdfRenderer
+from orchestrator.adapters.exports.render import FORMATS, export
+from orchestrator.core.exports.document import CITATION, Document, from_research, from_session
+from orchestrator.core.research.state import ResearchState, Source
+from orchestrator.core.research.views import report_markdown
+from orchestrator.core.sessions import Session, Turn
+from orchestrator.core.store import RunRecord
 from pypdf import PdfReader
 
 CHROMIUM = "/usr/bin/chromium"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from orchestrator.agent.domain import SearchHit
-from orchestrator.agent.fusion import origin_of, rrf
+from orchestrator.core.ask.domain import SearchHit
+from orchestrator.core.ask.fusion import origin_of, rrf
 
 
 def _hit(url: str, rank: int, source: str = "web") -> SearchHit:

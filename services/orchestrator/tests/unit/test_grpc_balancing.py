@@ -8,8 +8,8 @@ import asyncio
 import json
 
 import pytest
-from orchestrator.clients import calls
-from orchestrator.clients.reader import ReaderClient
+from orchestrator.adapters.grpc import calls
+from orchestrator.adapters.grpc.reader import ReaderClient
 
 from services.orchestrator.tests.unit.doubles import FakeReader, grpc_server
 

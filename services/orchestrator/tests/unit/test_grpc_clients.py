@@ -8,9 +8,9 @@ from contextlib import asynccontextmanager
 
 import grpc
 import pytest
-from orchestrator.agent.domain import PageText, RankerUnavailable, ReaderUnavailable, SearchHit
-from orchestrator.clients.ranker import RankerClient
-from orchestrator.clients.reader import ReaderClient
+from orchestrator.adapters.grpc.ranker import RankerClient
+from orchestrator.adapters.grpc.reader import ReaderClient
+from orchestrator.core.ask.domain import PageText, RankerUnavailable, ReaderUnavailable, SearchHit
 from quarry.v1 import reader_pb2
 
 from services.orchestrator.tests.unit.corpus_doubles import FakeCorpusRanker

@@ -5,17 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from orchestrator.agent.expand import keyword_query
-from orchestrator.agent.intent import (
+from orchestrator.core.ask.expand import keyword_query
+from orchestrator.core.ask.intent import (
     carry_context,
     prefilter,
     referring_words,
     resolve_query,
     subject_of,
 )
-from orchestrator.agent.plan import combine
-from orchestrator.schemas import Plan
-from orchestrator.sessions import Turn as SessionTurn
+from orchestrator.core.ask.plan import combine
+from orchestrator.core.schemas import Plan
+from orchestrator.core.sessions import Turn as SessionTurn
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
 from services.orchestrator.tests.unit.harness import first, harness

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import uvicorn
 from fastapi import FastAPI
-from orchestrator.api.server import server_config
-from orchestrator.schemas import Judgement
+from orchestrator.api.http.server import server_config
+from orchestrator.core.schemas import Judgement
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
 from services.orchestrator.tests.unit.harness import harness

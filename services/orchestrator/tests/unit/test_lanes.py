@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from orchestrator.lanes import Lane, LlmLanes
+from orchestrator.core.lanes import Lane, LlmLanes
 
 QUEUE: list[Lane] = ["research", "research", "research", "research", "interactive"]
 

@@ -6,12 +6,12 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from orchestrator.adapters.llm.chat import LLMOptions, fold_system
+from orchestrator.adapters.llm.factory import build_llm
+from orchestrator.adapters.llm.ollama import OllamaClient
+from orchestrator.adapters.llm.openai import OpenAIClient
 from orchestrator.config import Settings
-from orchestrator.llm.base import LLMError, Message
-from orchestrator.llm.chat import LLMOptions, fold_system
-from orchestrator.llm.factory import build_llm
-from orchestrator.llm.ollama import OllamaClient
-from orchestrator.llm.openai import OpenAIClient
+from orchestrator.core.llm import LLMError, Message
 
 from services.orchestrator.tests.fakes.fake_llm import FakeLLM, Say
 

@@ -10,10 +10,10 @@ from typing import Literal
 
 import httpx
 import pytest
-from orchestrator.llm.base import LLMError, Message
-from orchestrator.llm.chat import HttpChatClient, LLMOptions
-from orchestrator.llm.ollama import OllamaClient
-from orchestrator.llm.openai import OpenAIClient
+from orchestrator.adapters.llm.chat import HttpChatClient, LLMOptions
+from orchestrator.adapters.llm.ollama import OllamaClient
+from orchestrator.adapters.llm.openai import OpenAIClient
+from orchestrator.core.llm import LLMError, Message
 
 from services.orchestrator.tests.fakes.fake_llm import (
     Drop,

@@ -6,7 +6,7 @@ import itertools
 
 from hypothesis import given
 from hypothesis import strategies as st
-from orchestrator.llm.think import ThinkFilter, strip_think
+from orchestrator.core.think import ThinkFilter, strip_think
 
 
 def run_filter(deltas: list[str]) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from orchestrator.schemas import Judgement, Plan
-from orchestrator.sessions import Turn
+from orchestrator.core.schemas import Judgement, Plan
+from orchestrator.core.sessions import Turn
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
 from services.orchestrator.tests.unit.harness import first, harness, types, warnings

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from orchestrator.agent.evidence import estimate_tokens
-from orchestrator.schemas import Judgement, Plan
+from orchestrator.core.ask.evidence import estimate_tokens
+from orchestrator.core.schemas import Judgement, Plan
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
 from services.orchestrator.tests.unit.harness import first, harness

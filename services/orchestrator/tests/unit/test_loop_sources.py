@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.agent.domain import CorpusError, LocalPassages
-from orchestrator.schemas import Judgement
+from orchestrator.core.ask.domain import CorpusError, LocalPassages
+from orchestrator.core.schemas import Judgement
 from quarry.v1 import index_pb2
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits

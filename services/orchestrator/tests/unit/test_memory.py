@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from orchestrator.agent.memory import fit
-from orchestrator.sessions import Turn
+from orchestrator.core.ask.memory import fit
+from orchestrator.core.sessions import Turn
 
 
 def turn(q: str, a: str) -> Turn:

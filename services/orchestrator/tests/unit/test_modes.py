@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from orchestrator.agent.modes import PROFILES, resolve_mode
-from orchestrator.llm.ready import ReadyGate
-from orchestrator.schemas import Judgement, Plan
+from orchestrator.core.ask.modes import PROFILES, resolve_mode
+from orchestrator.core.ready import ReadyGate
+from orchestrator.core.schemas import Judgement, Plan
 from quarry.v1 import index_pb2
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
@@ -69,7 +69,7 @@ async def test_balanced_plans_and_judges_and_quality_reads_more() -> None:
 
 
 async def test_speed_asks_the_planner_only_for_a_follow_up_that_needs_a_rewrite() -> None:
-    from orchestrator.sessions import Turn
+    from orchestrator.core.sessions import Turn
 
     turn = Turn("Who designed the Zephyrine Lighthouse?", "Mara Olsen [1].", (), "answered", 0.0)
     brain = ScriptedBrain(plans=[Plan(optimized_query="how tall is it")])

@@ -6,9 +6,9 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from orchestrator.llm.base import Message
-from orchestrator.llm.chat import LLMOptions
-from orchestrator.llm.ollama import OllamaClient
+from orchestrator.adapters.llm.chat import LLMOptions
+from orchestrator.adapters.llm.ollama import OllamaClient
+from orchestrator.core.llm import Message
 
 from services.orchestrator.tests.fakes.fake_llm import FakeLLM, Say
 

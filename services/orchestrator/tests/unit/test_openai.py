@@ -6,9 +6,9 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from orchestrator.llm.base import LLMError, Message
-from orchestrator.llm.chat import LLMOptions, SchemaDialect
-from orchestrator.llm.openai import OpenAIClient
+from orchestrator.adapters.llm.chat import LLMOptions, SchemaDialect
+from orchestrator.adapters.llm.openai import OpenAIClient
+from orchestrator.core.llm import LLMError, Message
 
 from services.orchestrator.tests.fakes.fake_llm import Fail, FakeLLM, Say
 

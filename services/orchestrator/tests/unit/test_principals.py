@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from orchestrator.api.security import ConfigError, load_tokens
+from orchestrator.adapters.store.session_db import SqliteSessionDB
+from orchestrator.api.http.security import ConfigError, load_tokens
 from orchestrator.config import Settings
-from orchestrator.principals import (
+from orchestrator.core.principals import (
     LOCAL,
     NotVisible,
     Principal,
@@ -16,8 +17,7 @@ from orchestrator.principals import (
     listed_owner,
     unnamed_id,
 )
-from orchestrator.sessions import SessionStore, Turn
-from orchestrator.store.session_db import SqliteSessionDB
+from orchestrator.core.sessions import SessionStore, Turn
 
 A = "first-token-0123456789"
 B = "second-token-0123456789"

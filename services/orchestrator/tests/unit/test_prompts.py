@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from orchestrator.prompts import (
+from orchestrator.core.prompts import (
     JUDGE_SYSTEM,
     PLAN_SYSTEM,
     SYNTHESIS_SYSTEM,
@@ -15,7 +15,7 @@ from orchestrator.prompts import (
     plan_messages,
     synthesis_messages,
 )
-from orchestrator.schemas import Plan
+from orchestrator.core.schemas import Plan
 
 from services.orchestrator.tests.fakes.fake_llm import Call
 

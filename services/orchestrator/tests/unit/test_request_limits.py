@@ -17,20 +17,20 @@ from typing import Any, cast
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from orchestrator.agent.intent import prefilter
-from orchestrator.agent.plan import combine
-from orchestrator.agent.ports import Decision
-from orchestrator.api.models import SearchRequest
-from orchestrator.api.research_models import ContinueRequest, ResearchRequest
-from orchestrator.ask import run_options
+from orchestrator.api.http.models import SearchRequest
+from orchestrator.api.http.research_models import ContinueRequest, ResearchRequest
 from orchestrator.config import Settings
-from orchestrator.research.context import Ctx
-from orchestrator.research.phases import replace_dimensions, scope
-from orchestrator.research.schemas import DIMENSION_CHARS, Scope, fallback_scope
-from orchestrator.research.state import ResearchState
-from orchestrator.schemas import Plan
-from orchestrator.sessions import Turn
-from orchestrator.structured import default_plan
+from orchestrator.core.ask.intent import prefilter
+from orchestrator.core.ask.plan import combine
+from orchestrator.core.ask.ports import Decision
+from orchestrator.core.ask.service import run_options
+from orchestrator.core.research.context import Ctx
+from orchestrator.core.research.phases import replace_dimensions, scope
+from orchestrator.core.research.schemas import DIMENSION_CHARS, Scope, fallback_scope
+from orchestrator.core.research.state import ResearchState
+from orchestrator.core.schemas import Plan
+from orchestrator.core.sessions import Turn
+from orchestrator.core.structured import default_plan
 from pydantic import BaseModel, ValidationError
 
 WORDS = st.sampled_from(["tides", "the", "Moon", "été", "東京", "why?", "it", "x" * 40, "\t", " "])

@@ -7,10 +7,10 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from orchestrator.config import Settings
-from orchestrator.llm.base import Message
-from orchestrator.research.context import Ctx
-from orchestrator.research.state import Finding, ResearchState
-from orchestrator.research.synthesis import contents, plan_sections, prompt_for, slug
+from orchestrator.core.llm import Message
+from orchestrator.core.research.context import Ctx
+from orchestrator.core.research.state import Finding, ResearchState
+from orchestrator.core.research.synthesis import contents, plan_sections, prompt_for, slug
 
 
 def _state(dimensions: int, sources_each: int) -> ResearchState:

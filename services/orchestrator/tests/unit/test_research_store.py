@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from orchestrator.store.base import RunRecord, StoredEvent
-from orchestrator.store.migrate import MigrationError, load_migrations, migrate
-from orchestrator.store.sqlite import DB_FILE, SqliteStore
+from orchestrator.adapters.store.migrate import MigrationError, load_migrations, migrate
+from orchestrator.adapters.store.sqlite import DB_FILE, SqliteStore
+from orchestrator.core.store import RunRecord, StoredEvent
 
 pytestmark = pytest.mark.asyncio
 

@@ -10,12 +10,12 @@ from datetime import date
 
 import httpx
 import pytest
-from orchestrator.agent.domain import ErrorKind, SearchFailed, SearchHit, SearchResponse
-from orchestrator.agent.routing import Route, route
-from orchestrator.search.brave import parse_quota, parse_results
-from orchestrator.search.cache import SearchCache
-from orchestrator.search.ratelimit import BackendRates, RateLimited
-from orchestrator.search.service import Backend, SearchService
+from orchestrator.adapters.search.brave import parse_quota, parse_results
+from orchestrator.adapters.search.cache import SearchCache
+from orchestrator.adapters.search.ratelimit import BackendRates, RateLimited
+from orchestrator.adapters.search.service import Backend, SearchService
+from orchestrator.core.ask.domain import ErrorKind, SearchFailed, SearchHit, SearchResponse
+from orchestrator.core.ask.routing import Route, route
 
 
 @dataclass

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from orchestrator.clients.searxng import SearxngClient, SearxngError, parse_response
+from orchestrator.adapters.search.searxng import SearxngClient, SearxngError, parse_response
 
 from services.orchestrator.tests.fakes.fake_searxng import FakeSearxng, searx_result
 

@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from orchestrator.api.ratelimit import PERSONAL, SHARED, resolve
-from orchestrator.api.security import ConfigError, allowed_hosts, check_bind, load_tokens
+from orchestrator.api.http.ratelimit import PERSONAL, SHARED, resolve
+from orchestrator.api.http.security import ConfigError, allowed_hosts, check_bind, load_tokens
 from orchestrator.config import Settings
-from orchestrator.schemas import Judgement
+from orchestrator.core.schemas import Judgement
 from starlette.routing import Route
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits

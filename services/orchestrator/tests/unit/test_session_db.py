@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from orchestrator.sessions import Session, SessionStore, Turn
-from orchestrator.store.migrate import load_migrations, migrate
-from orchestrator.store.session_db import SqliteSessionDB
-from orchestrator.store.sqlite import DB_FILE, SqliteStore
+from orchestrator.adapters.store.migrate import load_migrations, migrate
+from orchestrator.adapters.store.session_db import SqliteSessionDB
+from orchestrator.adapters.store.sqlite import DB_FILE, SqliteStore
+from orchestrator.core.sessions import Session, SessionStore, Turn
 
 
 def turn(q: str, at: float) -> Turn:

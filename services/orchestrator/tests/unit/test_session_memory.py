@@ -8,11 +8,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from orchestrator.api.runtime import session_store
+from orchestrator.adapters.store.session_db import SqliteSessionDB
 from orchestrator.config import Settings
-from orchestrator.principals import LOCAL_ID as ME
-from orchestrator.sessions import SessionStore, Turn
-from orchestrator.store.session_db import SqliteSessionDB
+from orchestrator.core.principals import LOCAL_ID as ME
+from orchestrator.core.sessions import SessionStore, Turn
+from orchestrator.wiring.runtime import session_store
 
 PASSAGE = "The Moon's gravity raises two tidal bulges. " * 1000  # 44,000 characters
 

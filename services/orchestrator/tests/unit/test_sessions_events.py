@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-from orchestrator.api.sse import frame, sse
-from orchestrator.budget import Deadline
-from orchestrator.events import Event, EventSink, ResultCollector
-from orchestrator.sessions import SessionStore, Turn
+from orchestrator.api.http.sse import frame, sse
+from orchestrator.core.budget import Deadline
+from orchestrator.core.events import Event, EventSink, ResultCollector
+from orchestrator.core.sessions import SessionStore, Turn
 
 
 class Clock:

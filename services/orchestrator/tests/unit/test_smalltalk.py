@@ -9,8 +9,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 import quarry_embed
-from orchestrator.agent import smalltalk, smalltalk_rules
-from orchestrator.agent.smalltalk_model import LABELS, MAX_WORDS, Classifier
+from orchestrator.core.ask import smalltalk, smalltalk_rules
+from orchestrator.core.ask.smalltalk_model import LABELS, MAX_WORDS, Classifier
 
 
 @pytest.mark.parametrize(
@@ -65,7 +65,7 @@ def test_without_the_embedder_the_patterns_decide_and_the_log_says_so(
     monkeypatch.setattr(quarry_embed.Embedder, "load", unavailable)
     monkeypatch.setattr(smalltalk, "_loaded", False)
     monkeypatch.setattr(smalltalk, "_model", None)
-    with caplog.at_level(logging.WARNING, logger="orchestrator.agent.smalltalk"):
+    with caplog.at_level(logging.WARNING, logger="orchestrator.core.ask.smalltalk"):
         assert smalltalk.classify_sync("thanks a lot") == "thanks"
         # an unlisted phrasing: only the classifier knows it
         assert smalltalk.classify_sync("Hello there, thanks for the help!") is None

@@ -8,11 +8,11 @@ from typing import Any
 
 import httpx
 import pytest
-from orchestrator.llm.base import LLMError, Message
-from orchestrator.llm.chat import LLMOptions
-from orchestrator.llm.openai import OpenAIClient
-from orchestrator.schemas import Judgement, Plan
-from orchestrator.structured import (
+from orchestrator.adapters.llm.chat import LLMOptions
+from orchestrator.adapters.llm.openai import OpenAIClient
+from orchestrator.core.llm import LLMError, Message
+from orchestrator.core.schemas import Judgement, Plan
+from orchestrator.core.structured import (
     default_judgement,
     default_plan,
     parse_output,

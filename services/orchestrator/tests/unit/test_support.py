@@ -1,9 +1,9 @@
-"""Sentence-level support marks and the sentence stream (orchestrator/support.py)."""
+"""Sentence-level support marks and the sentence stream (orchestrator/core/support.py)."""
 
 from __future__ import annotations
 
 import pytest
-from orchestrator.support import (
+from orchestrator.core.support import (
     SOURCES_DONT_SAY,
     SUPPORTED_AT,
     SentenceStream,

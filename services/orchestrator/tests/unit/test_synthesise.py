@@ -1,10 +1,10 @@
-"""The answer as synthesis leaves it (agent/synthesise.py): never cut mid-sentence, and an
+"""The answer as synthesis leaves it (core/ask/synthesise.py): never cut mid-sentence, and an
 answer nothing supports leads with the engine's plain "the sources don't say"."""
 
 from __future__ import annotations
 
-from orchestrator.schemas import Judgement
-from orchestrator.support import SOURCES_DONT_SAY
+from orchestrator.core.schemas import Judgement
+from orchestrator.core.support import SOURCES_DONT_SAY
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
 from services.orchestrator.tests.unit.harness import first, harness

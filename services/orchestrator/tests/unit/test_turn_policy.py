@@ -6,10 +6,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from orchestrator.api.models import SessionView
-from orchestrator.sessions import Session, Turn
-from orchestrator.store.session_db import SqliteSessionDB
-from orchestrator.store.sqlite import DB_FILE
+from orchestrator.adapters.store.session_db import SqliteSessionDB
+from orchestrator.adapters.store.sqlite import DB_FILE
+from orchestrator.api.http.models import SessionView
+from orchestrator.core.sessions import Session, Turn
 
 POLICY = {
     "rules": {"allow": [], "deny": [{"domain": "evil.test", "scope": "request"}]},

@@ -4,14 +4,14 @@ mix users' files with a shared folder refused at start."""
 from __future__ import annotations
 
 import pytest
-from orchestrator.config import Settings
-from orchestrator.corpus.documents import owner_folder
-from orchestrator.corpus.uploads import (
+from orchestrator.adapters.corpus.documents import owner_folder
+from orchestrator.adapters.corpus.uploads import (
     BadFileName,
     UnsupportedUpload,
     safe_name,
     sniff,
 )
+from orchestrator.config import Settings
 from pydantic import ValidationError
 
 

@@ -3,8 +3,8 @@ question, and their titles say which version they describe."""
 
 from __future__ import annotations
 
-from orchestrator.agent.domain import Evidence, SearchHit
-from orchestrator.agent.versions import (
+from orchestrator.core.ask.domain import Evidence, SearchHit
+from orchestrator.core.ask.versions import (
     asks_about_versions,
     current_first,
     is_release_notes,

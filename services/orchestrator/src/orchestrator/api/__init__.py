@@ -1,0 +1,1 @@
+"""The faces: HTTP, OpenAI-compatible, MCP and the web UI; each calls the core's use cases."""

@@ -1,0 +1,1 @@
+"""Export renderers that need a process (Chromium for PDF)."""

@@ -1,0 +1,1 @@
+"""gRPC clients of the reader, ranker and index services."""

@@ -1,0 +1,1 @@
+"""The OpenAI-compatible face: /v1/chat/completions and /v1/models."""

@@ -1,0 +1,1 @@
+"""The core: use cases and domain rules; imports no transport (import-linter checks it)."""

@@ -1,0 +1,279 @@
+"""Step 9: number the sources, stream the answer, check each sentence's citations as it
+completes and mark how well its sources support it (orchestrator/core/support.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from orchestrator.core.ask.domain import Evidence
+from orchestrator.core.ask.fusion import origin_of
+from orchestrator.core.ask.ports import Checked
+from orchestrator.core.ask.state import RunState
+from orchestrator.core.citations import cited_numbers, strip_citations
+from orchestrator.core.errors import RunFailed
+from orchestrator.core.support import (
+    SentenceMark,
+    SentenceStream,
+    SupportReport,
+    mark_sentence,
+    sources_dont_say,
+)
+from orchestrator.core.think import Thought
+
+EXCERPT_CHARS = 300
+# Before the model's draft when no source supports any of its claims.
+DRAFT_LABEL = "\n\nThe model's answer, which no source supports:\n\n"
+# A last piece of text that ends no sentence and has at least this many words was cut short
+# (a token or time budget), not a list item or a label.
+FRAGMENT_WORDS = 6
+_ENDS = (".", "!", "?", ":", ";", ")", '"', "'", "`", "*", "]", ">", "…")
+# Citation markers alone in a paragraph of their own ("… 2500 packets.\n\n[1]"): they cite no
+# sentence, yet the sentence cutter glues them to the one before, which then reads as cited.
+_DANGLING = re.compile(r"\n[ \t]*\n\s*(?:\[\d+(?:\s*[,\u2013-]\s*\d+)*\]\s*)+$")
+
+
+def number_sources(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """One source per distinct URL, in the order given (so source n is ``result[n-1]``)."""
+    seen: dict[str, Evidence] = {}
+    for item in evidence:
+        if item.url not in seen:
+            seen[item.url] = item
+    return list(seen.values())
+
+
+def with_dates(sources: Sequence[Evidence], state: RunState) -> list[Evidence]:
+    """Sources with the publication date their search result gave, so the model can prefer
+    recent pages and the UI can show dates."""
+    dates = {h.url: h.published for h in state.hits if h.published}
+    return [
+        s if s.published or s.url not in dates else replace(s, published=dates[s.url])
+        for s in sources
+    ]
+
+
+def source_list(sources: Sequence[Evidence]) -> list[dict[str, Any]]:
+    """The `sources` event payload: ``[{n, url, title, excerpt, origin, passages}]``, n = 1..N;
+    ``passages`` are the texts the model saw for the source."""
+    return [
+        {
+            "n": n,
+            "url": s.url,
+            "title": s.title,
+            "excerpt": _excerpt(s.text),
+            "origin": origin_of(s.url),
+            "published": s.published,
+            "passages": list(s.parts),
+            # A local PDF's pages, so a citation can say "p. 3" (only when known).
+            **({"pages": list(s.pages)} if s.pages else {}),
+        }
+        for n, s in enumerate(sources, start=1)
+    ]
+
+
+def _excerpt(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1].rstrip() + "…"
+
+
+async def synthesise(state: RunState, evidence: Sequence[Evidence]) -> tuple[Checked, list[Any]]:
+    """Emit `sources`, stream `answer.delta`s, emit the checked `answer.completed`.
+
+    The stream stops at the question's deadline (with a warning); what was written by then is
+    still checked and returned.
+    """
+    sources = with_dates(state.clip(number_sources(evidence)), state)
+    listed = source_list(sources)
+    state.sink.emit("sources", {"sources": listed})
+    with state.stage("synthesis", sources=len(sources)) as span:
+        state.llm_calls += 1
+        stream = state.deps.brain.answer(
+            state.question,
+            sources,
+            state.history,
+            timeout=state.deadline.remaining(),
+            boundary=state.boundary,
+            detail=state.options.detail,
+        )
+        checker = _SentenceChecker(state, sources)
+        _, marks = await stream_answer(state, stream, mark=checker.mark)
+        report = SupportReport(marks)
+        if report.unsupported:
+            # Nothing the model wrote is backed by a source: say so plainly, quoting the
+            # passage that best matches the question if one does. Streamed faces get the note
+            # last (they cannot take text back); the final answer leads with it, the model's
+            # unsupported draft after it, labelled.
+            note = sources_dont_say(state.question, checker.numbered)
+            emit_sentence(state, report.sentences, _engine_note("\n\n" + note))
+            report = SupportReport(
+                [_engine_note(note), _engine_note(DRAFT_LABEL), *report.sentences[:-1]]
+            )
+        checked = checker.checked(report)
+        span.set_attribute("ae.cited", len(checked.cited))
+        span.set_attribute("ae.removed_citations", len(checked.removed_citations))
+        if report.score is not None:
+            span.set_attribute("ae.support_score", report.score)
+    emit_completed(state, checked, report)
+    return checked, listed
+
+
+class _SentenceChecker:
+    """Checks each sentence's citations as it completes, then marks its support."""
+
+    def __init__(self, state: RunState, sources: Sequence[Evidence]) -> None:
+        self._brain = state.deps.brain
+        self._sources = list(sources)
+        self.numbered = {n: s.text for n, s in enumerate(sources, start=1)}
+        self._removed: list[int] = []
+        self._replaced: list[dict[str, int]] = []
+        self._added: list[int] = []
+        self._in_code = False
+
+    def mark(self, sentence: str) -> SentenceMark:
+        """Check and mark one sentence; the parts of it inside a code block stay as written.
+
+        Code is quoted, not claimed: never checked, never given an [n] (a citation added to a
+        line of a code block breaks the code). A fence line has no words, so it comes glued to
+        the sentence before it: the sentence is cut at each fence.
+        """
+        if "```" not in sentence and not self._in_code:
+            return self._prose(_DANGLING.sub("", sentence))
+        parts = sentence.split("```")
+        marks: list[SentenceMark] = []
+        for i, part in enumerate(parts):
+            if i:
+                self._in_code = not self._in_code
+            if self._in_code or not part.strip():
+                marks.append(SentenceMark(part, [], None, 0.0))
+            else:
+                marks.append(self._prose(part))
+        claims = [m for m in marks if m.support is not None]
+        text = "```".join(m.text for m in marks)
+        if not claims:
+            return SentenceMark(text, [], None, 0.0)
+        first = claims[0]
+        cites = [n for m in claims for n in m.citations]
+        return SentenceMark(text, list(dict.fromkeys(cites)), first.support, first.score)
+
+    def _prose(self, sentence: str) -> SentenceMark:
+        checked = self._brain.check(sentence, self._sources)
+        self._removed.extend(checked.removed_citations)
+        self._replaced.extend(checked.replaced)
+        self._added.extend(checked.added_citations)
+        return mark_sentence(checked.text, self.numbered)
+
+    def checked(self, report: SupportReport) -> Checked:
+        cited = sorted({n for s in report.sentences for n in s.citations})
+        return Checked(
+            text="".join(s.text for s in report.sentences),
+            cited=cited,
+            removed_citations=sorted(set(self._removed)),
+            replaced=self._replaced,
+            added_citations=self._added,
+        )
+
+
+def _engine_note(text: str) -> SentenceMark:
+    """Text the engine adds (no claim of the model's to check)."""
+    return SentenceMark(text, cited_numbers(text), None, 0.0)
+
+
+def _cut_short(rest: str, text: str, timed_out: bool) -> bool:
+    """Whether the stream's last piece is a sentence cut off mid-way (outside code)."""
+    if text.count("```") % 2:  # inside a code block: code is kept as written
+        return False
+    bare = strip_citations(rest).rstrip()
+    if not bare or bare.endswith(_ENDS):
+        return False
+    return timed_out or len(bare.split()) >= FRAGMENT_WORDS
+
+
+def emit_sentence(state: RunState, marks: list[SentenceMark], mark: SentenceMark) -> None:
+    """Record ``mark`` and emit it as an `answer.sentence` event."""
+    marks.append(mark)
+    state.sink.emit("answer.sentence", {"index": len(marks) - 1, **mark.as_dict()})
+
+
+def emit_completed(state: RunState, checked: Checked, report: SupportReport | None = None) -> None:
+    """The `answer.completed` event for a checked answer (with its sentences' support marks)."""
+    state.sink.emit(
+        "answer.completed",
+        {
+            "text": checked.text,
+            "cited": checked.cited,
+            "removed_citations": checked.removed_citations,
+            "replaced": checked.replaced,
+            "added_citations": checked.added_citations,
+            **(report or SupportReport()).as_event(),
+        },
+    )
+
+
+async def stream_answer(
+    state: RunState,
+    stream: AsyncIterator[str],
+    prefix: str = "",
+    mark: Callable[[str], SentenceMark] | None = None,
+) -> tuple[str, list[SentenceMark]]:
+    """Emit the model's deltas as `answer.delta`s (``prefix`` before the first) and each
+    completed sentence, checked by ``mark``, as an `answer.sentence`; return the whole text and
+    the sentences' marks.
+
+    The stream stops at the question's deadline (with a warning); what was written by then is
+    kept. A model that sent no visible text at all ends the run with a clear error instead of
+    an empty answer.
+
+    Raises:
+        RunFailed: ``no_answer`` when not one answer token arrived.
+    """
+    parts: list[str] = []
+    marks: list[SentenceMark] = []
+    cutter = SentenceStream()
+
+    def sentences(texts: list[str]) -> None:
+        for text in texts:
+            emit_sentence(state, marks, mark(text) if mark else _engine_note(text))
+
+    timed_out = False
+    try:
+        async with asyncio.timeout(state.deadline.remaining()):
+            async for delta in stream:
+                if not delta:
+                    continue
+                if isinstance(delta, Thought):
+                    state.sink.emit("thinking", {"text": str(delta)})
+                    continue
+                if prefix and not parts:
+                    parts.append(prefix)
+                    state.sink.emit("answer.delta", {"text": prefix})
+                    sentences(cutter.feed(prefix))
+                parts.append(delta)
+                state.sink.emit("answer.delta", {"text": delta})
+                sentences(cutter.feed(delta))
+    except TimeoutError:
+        timed_out = True
+    finally:
+        # Closing the generator closes the LLM's HTTP stream now, not at garbage collection.
+        if isinstance(stream, AsyncGenerator):
+            await stream.aclose()
+    rest = cutter.flush()
+    text = "".join(parts)
+    if rest and marks and _cut_short(rest[0], text, timed_out):
+        # Trim to the last full sentence: half a sentence reads as a claim it is not.
+        rest = []
+    sentences(rest)
+    if not text[len(prefix) :].strip():
+        why = "before the time budget ran out" if timed_out else "(an empty reply)"
+        raise RunFailed(
+            "no_answer",
+            f"The model at {state.deps.brain.llm_url} sent no answer {why}; "
+            "try again, or check the LLM server.",
+        )
+    if timed_out:
+        state.sink.warn(
+            "budget_exhausted", "The time budget ran out while writing; the answer is cut short."
+        )
+    return text, marks
