@@ -169,6 +169,9 @@ class Settings(BaseServiceSettings):
     # RankPassages over 10 pages with new vectors took 3-5 s on the loaded 2-core box (make
     # eval); the ranker spends at most 30 % of what is left on vectors, the rest is BM25.
     ranker_timeout_s: float = Field(default=10.0, gt=0, le=120)
+    # The support model's one call per answer (CheckSupport, after the stream): its whole
+    # time; 0 turns it off (lexical marks only). bench/rerank: p50 ~30 ms for 5 sentences.
+    support_check_timeout_s: float = Field(default=3.0, ge=0, le=60)
     # Process-wide limits: one semaphore per downstream, shared by all questions.
     reader_max_inflight: int = Field(default=16, ge=1, le=256)
     ranker_max_inflight: int = Field(default=8, ge=1, le=256)

@@ -12,8 +12,9 @@ from ranker.structure import Unit
 
 DEFAULT_CHUNK_WORDS = 500
 # Bumped whenever a page's chunks change (2: structural units, ranker.structure), so a stored
-# index cut by another version can be told apart (the index records it in its manifest).
-CHUNKER_VERSION = 2
+# index cut by another version can be told apart (the index records it in its manifest);
+# 3: an entry's head leads its text (two-line terms, heads carried like headings).
+CHUNKER_VERSION = 3
 
 Piece = tuple[str, int]  # text and its word count
 
@@ -116,8 +117,16 @@ def _pieces(markdown: str, limit: int) -> Iterator[Piece]:
             heading = f"{heading}\n\n{block}" if heading else block
             n_heading += count_words(block)
             continue
-        for unit in structure.units(block, limit):
+        parts = structure.units(block, limit)
+        for k, unit in enumerate(parts):
             n = count_words(unit.text)
+            if k + 1 < len(parts) and structure.is_head(unit.text) and n_heading + n <= limit:
+                # An entry's head (a term left on its own, a title) leads the text after it,
+                # as a heading does: packed alone it ended the passage before its text
+                # (Postfix's "name (default: value)" away from its description).
+                heading = f"{heading}\n{unit.text}" if heading else unit.text
+                n_heading += n
+                continue
             if n_heading + n <= limit:
                 yield (f"{heading}\n\n{unit.text}" if heading else unit.text), n_heading + n
             else:
