@@ -13,7 +13,7 @@ from ranker.structure import Unit
 DEFAULT_CHUNK_WORDS = 500
 # Bumped whenever a page's chunks change (2: structural units, ranker.structure), so a stored
 # index cut by another version can be told apart (the index records it in its manifest);
-# 3: an entry's head leads its text (two-line terms, heads carried like headings).
+# 3: a block that fits stays whole, an entry's head leads its text (two-line terms).
 CHUNKER_VERSION = 3
 
 Piece = tuple[str, int]  # text and its word count
@@ -117,7 +117,13 @@ def _pieces(markdown: str, limit: int) -> Iterator[Piece]:
             heading = f"{heading}\n\n{block}" if heading else block
             n_heading += count_words(block)
             continue
-        parts = structure.units(block, limit)
+        # A block that fits stays whole: units only choose where a long block is cut (cut
+        # at every unit, a short list or a directive's table and text were split across
+        # passages by the packer wherever the previous passage ran out).
+        if n_heading + count_words(block) <= limit:
+            parts = [Unit(block)]
+        else:
+            parts = structure.units(block, limit)
         for k, unit in enumerate(parts):
             n = count_words(unit.text)
             if k + 1 < len(parts) and structure.is_head(unit.text) and n_heading + n <= limit:

@@ -150,3 +150,16 @@ def test_a_head_left_alone_leads_the_passage_of_its_text_not_the_one_before() ->
     (opening,) = [c for c in chunks if "value is 42" in c]
     assert opening.startswith(head)
     assert not any(c.rstrip().endswith(head) for c in chunks)
+
+
+def test_a_block_that_fits_a_passage_is_never_split_across_two() -> None:
+    # sqlite3-doc lang_createtable.html: three items on a column's default value. Cut at each
+    # item, the packer put the first at the end of the passage before and the rest after it.
+    prose = "A column may have a default value, used when an INSERT names no value. " * 5
+    items = (
+        "- If the default value is a constant, then that value is used directly.\n"
+        "- If it is an expression in parentheses, it is evaluated once for each row.\n"
+        "- If it is CURRENT_TIME, the value is a text representation of the UTC time."
+    )
+    chunks = [c.text for c in chunk_page(Page("u", "t", f"{prose.strip()}\n\n{items}"), 80)]
+    assert any(items in c for c in chunks)
