@@ -81,7 +81,7 @@ async def test_each_part_of_a_question_asking_two_things_keeps_its_page_in_speed
     pages[stash] = ("Stash", "The newest stash is stash@{0}.")
     searcher = ScriptedSearcher(default=found)
     async with harness(pages=pages, searcher=searcher) as h:
-        await h.run(
+        events = await h.run(
             "On which port does git daemon listen, and how is the newest stash named?", mode="speed"
         )
     assert searcher.queries[1:] == [
@@ -89,4 +89,9 @@ async def test_each_part_of_a_question_asking_two_things_keeps_its_page_in_speed
         "How is the newest stash named?",
     ]
     assert stash in h.reader.calls
-    assert "How is the newest stash named?" in h.ranker.passage_calls[0][0]
+    # Each part ranks the passages for half the budget: the stash answer is shown too.
+    (one, budget_one), (two, budget_two) = h.ranker.passage_calls
+    assert [one[0], two[0]] == searcher.queries[1:]
+    assert budget_one == budget_two
+    sources = first(events, "sources").data["sources"]
+    assert stash in [s["url"] for s in sources]
