@@ -13,7 +13,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PROTO_OUT := libs/protos/src
 PROTOS := $(wildcard proto/quarry/v1/*.proto)
-LINT_PATHS := $(wildcard libs/common libs/embed libs/rerank services tests bench scripts deploy)
+LINT_PATHS := $(wildcard libs/common libs/embed libs/rerank libs/text services clients tests bench scripts deploy)
 # `make up COMPOSE="podman compose"` works too; PROFILE=tracing adds the collector and Jaeger.
 COMPOSE ?= docker compose
 
@@ -56,7 +56,7 @@ test: system setup proto-check lint ## Install everything, check contracts and l
 	$(PY) -m pytest -q -rs -p no:cacheprovider
 
 test-unit: setup ## Unit and gRPC tests only (fast)
-	$(PY) -m pytest -q -m "not e2e" services libs
+	$(PY) -m pytest -q -m "not e2e" services clients libs
 
 lint: setup ## ruff, ruff format --check, mypy strict, the import-layering contract
 	$(VENV)/bin/ruff check $(LINT_PATHS)

@@ -1,6 +1,7 @@
 """Service processes for the multi-replica test and the scale bench: started with their logs in a
 file (a pipe nobody reads would fill and stall them), health-checked over HTTP, stopped with
-SIGTERM (then SIGKILL)."""
+SIGTERM (then SIGKILL); and the cluster both build: reader processes, orchestrators over the
+test world, the scripted LLM and SearXNG, PostgreSQL and Redis."""
 
 from __future__ import annotations
 
@@ -11,10 +12,16 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
-from tests.conftest import ROOT, START_DEADLINE_S
+from tests.conftest import ROOT, START_DEADLINE_S, free_port, service_env, wait_serving
+
+if TYPE_CHECKING:
+    from services.orchestrator.tests.fakes.fake_llm import FakeLLM
+    from services.orchestrator.tests.fakes.fake_searxng import FakeSearxng
+    from services.orchestrator.tests.integration.support import World
 
 
 @dataclass
@@ -65,3 +72,59 @@ def stop_all(procs: list[Proc]) -> None:
         except subprocess.TimeoutExpired:
             p.proc.kill()
             p.proc.wait(5)
+
+
+async def start_readers(folder: Path, procs: list[Proc], count: int = 2) -> list[Proc]:
+    """``count`` reader processes (one extraction worker each), serving; added to ``procs``."""
+    readers = []
+    for i in range(count):
+        port = free_port()
+        env = service_env(
+            READER_PORT=str(port), READER_ALLOW_PRIVATE_NETWORKS="true", READER_WORKERS="1"
+        )
+        readers.append(spawn(f"reader{i}", "reader", env, folder, port))
+    procs += readers
+    for r in readers:
+        await asyncio.to_thread(wait_serving, r.port, r.proc)
+    return readers
+
+
+def readers_addr(readers: list[Proc]) -> str:
+    """Every reader behind one name: the channel's round_robin spreads the calls."""
+    return "ipv4:" + ",".join(f"127.0.0.1:{r.port}" for r in readers)
+
+
+def cluster_env(
+    world: World, llm: FakeLLM, searx: FakeSearxng, db_url: str, redis_url: str, **extra: str
+) -> dict[str, str]:
+    """What every orchestrator of the cluster shares: the test world's ranker and index, the
+    scripted LLM and SearXNG, one PostgreSQL database and one Redis (``extra`` adds or wins)."""
+    return service_env(
+        RANKER_ADDR=world.ranker_addr,
+        INDEX_ADDR=world.index_addr,
+        SEARXNG_URL=searx.url,
+        LLM_PROVIDER="ollama",
+        LLM_BASE_URL=llm.url,
+        LLM_MODEL=llm.model,
+        ORCHESTRATOR_DATABASE_URL=db_url,
+        ORCHESTRATOR_REDIS_URL=redis_url,
+        **extra,
+    )
+
+
+async def start_orchestrators(
+    folder: Path,
+    procs: list[Proc],
+    env: dict[str, str],
+    names: list[str],
+    module: str = "orchestrator",
+) -> list[Proc]:
+    """One ``python -m module`` per name over ``env``, each on a free port, healthy; added to
+    ``procs``."""
+    started = []
+    for name in names:
+        port = free_port()
+        started.append(spawn(name, module, {**env, "ORCHESTRATOR_PORT": str(port)}, folder, port))
+    procs += started
+    await asyncio.gather(*(healthy(p) for p in started))
+    return started

@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:  # run as a script: make `bench.ranker.corpus` imp
 
 from index.corpus import Corpus  # noqa: E402
 from index.types import Document  # noqa: E402
-from ranker.analyzer import Analyzer  # noqa: E402
+from quarry_text.analyzer import Analyzer  # noqa: E402
 
 from bench.ranker import corpus as docstrings  # noqa: E402 -- after sys.path
 from bench.ranker.server import start_service  # noqa: E402

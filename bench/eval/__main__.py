@@ -31,6 +31,7 @@ from typing import Any, get_args
 
 from orchestrator.core.ask.modes import Mode
 
+from bench.eval import jsweb
 from bench.eval.answers import abstains, cited, cut_off, marker_inside, verdict
 from bench.eval.harness import evidence_configs, mode_configs, relay_configs, run_configs, world
 from bench.eval.llm import EMBEDDED, embedded_env, embedded_server
@@ -219,13 +220,20 @@ def main() -> None:
             progress=lambda m: print(m, file=sys.stderr),
             on_outcome=keep,
         )
+        # The JS-only set (bench/eval/jsweb.py): its own site and stacks, render tier on and off.
+        js = [q for q in jsweb.questions() if not args.ids or q.id in args.ids]
+        if args.evidence or (args.sets and jsweb.SET not in args.sets):
+            js = []
+        js_outcomes = jsweb.run(Path(tmp), js, relay=relay, model=model, extra_env=extra)
     names = [c.name for c in configs]
     print(f"\n{len(questions)} questions, {len(outcomes)} runs in {time.monotonic() - start:.0f} s")
     shown, shown_names = outcomes, names
     if args.baseline:
         shown, shown_names = _with_baseline(args.baseline, questions, outcomes, names)
     print(report(shown, shown_names, answers=bool(args.llm)))
-    failed = [o for o in outcomes if o.status != "answered"]
+    if js_outcomes:
+        print("\n" + jsweb.table(js_outcomes))
+    failed = [o for o in outcomes + js_outcomes if o.status != "answered"]
     for o in failed:
         problem = f"run failed: {o.config} {o.question.id}: status {o.status!r} {o.error}"
         print(problem, file=sys.stderr)

@@ -29,12 +29,13 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script: make `bench.ranker.corpus` importable
     sys.path.insert(0, str(ROOT))
 
-from ranker.analyzer import Analyzer, AnalyzerConfig  # noqa: E402
-from ranker.chunking import chunk_pages  # noqa: E402
-from ranker.chunks import bm25_scores, rank_chunks  # noqa: E402
-from ranker.model import Page, SearchResult  # noqa: E402
+from quarry_text.analyzer import Analyzer, AnalyzerConfig  # noqa: E402
+from quarry_text.bm25 import bm25_scores  # noqa: E402
+from quarry_text.chunking import Page, chunk_pages  # noqa: E402
+from quarry_text.rrf import rrf_scores  # noqa: E402
+from ranker.chunks import rank_chunks  # noqa: E402
+from ranker.model import SearchResult  # noqa: E402
 from ranker.results import rank_results  # noqa: E402
-from ranker.rrf import rrf_scores  # noqa: E402
 from ranker.service import (  # noqa: E402
     chunks_from_proto,
     chunks_to_proto,

@@ -11,7 +11,8 @@ import inspect
 import random
 import re
 
-from ranker.model import Page, SearchResult
+from quarry_text.chunking import Page
+from ranker.model import SearchResult
 
 _MODULES = [
     "argparse",

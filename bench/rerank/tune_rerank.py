@@ -27,7 +27,7 @@ if str(ROOT) not in sys.path:
 
 from quarry_embed import CachedEmbedder, Embedder  # noqa: E402
 from quarry_rerank import Reranker  # noqa: E402
-from ranker.analyzer import Analyzer, AnalyzerConfig  # noqa: E402
+from quarry_text.analyzer import Analyzer, AnalyzerConfig  # noqa: E402
 from ranker.passages import PassageParams, PreparedPage, prepare_page, rank_passages  # noqa: E402
 from ranker.rerank import RerankParams, rerank  # noqa: E402
 

@@ -35,9 +35,15 @@ sys.path.insert(0, str(ROOT))
 from services.orchestrator.tests.fakes.fake_llm import FakeLLM  # noqa: E402
 from services.orchestrator.tests.fakes.fake_searxng import FakeSearxng  # noqa: E402
 from services.orchestrator.tests.integration.support import results_for, serve_world  # noqa: E402
-from tests.conftest import free_port, service_env, wait_serving  # noqa: E402
 from tests.datastores import postgres_server, redis_server  # noqa: E402
-from tests.replicas import Proc, healthy, spawn, stop_all  # noqa: E402
+from tests.replicas import (  # noqa: E402
+    Proc,
+    cluster_env,
+    readers_addr,
+    start_orchestrators,
+    start_readers,
+    stop_all,
+)
 
 QUESTIONS = 36
 # Every configuration is measured in each round, in turn, so the box's load drifts over all.
@@ -72,36 +78,17 @@ async def _throughput(bases: list[str], start: int) -> float:
         return QUESTIONS / (time.perf_counter() - began)
 
 
-async def _start(folder: Path, procs: list[Proc], urls: dict[str, str]) -> dict[str, list[str]]:
-    readers = []
-    for i in range(2):
-        port = free_port()
-        env = service_env(
-            READER_PORT=str(port), READER_ALLOW_PRIVATE_NETWORKS="true", READER_WORKERS="1"
-        )
-        readers.append(spawn(f"reader{i}", "reader", env, folder, port))
-    procs += readers
-    for r in readers:
-        await asyncio.to_thread(wait_serving, r.port, r.proc)
-    common = service_env(
-        **urls,
-        ORCHESTRATOR_RATE_QUESTIONS="off",
-        ORCHESTRATOR_SEARCH_CACHE_S="0",
-        ORCHESTRATOR_LOG_LEVEL="WARNING",
-    )
-    one_reader = f"127.0.0.1:{readers[0].port}"
-    two_readers = "ipv4:" + ",".join(f"127.0.0.1:{r.port}" for r in readers)
-    apis: dict[str, list[str]] = {"1 reader": [], "2 readers": []}
-    started = []
-    for label, addr in (("1 reader", one_reader), ("2 readers", two_readers)):
-        for i in range(2):
-            port = free_port()
-            env = {**common, "READER_ADDR": addr, "ORCHESTRATOR_PORT": str(port)}
-            p = spawn(f"api-{label[0]}r-{i}", "orchestrator", env, folder, port)
-            started.append(p)
-            apis[label].append(f"http://127.0.0.1:{port}")
-    procs += started
-    await asyncio.gather(*(healthy(p) for p in started))
+async def _start(folder: Path, procs: list[Proc], common: dict[str, str]) -> dict[str, list[str]]:
+    readers = await start_readers(folder, procs)
+    apis: dict[str, list[str]] = {}
+    for label, addr in (
+        ("1 reader", f"127.0.0.1:{readers[0].port}"),
+        ("2 readers", readers_addr(readers)),
+    ):
+        env = {**common, "READER_ADDR": addr}
+        names = [f"api-{label[0]}r-{i}" for i in range(2)]
+        started = await start_orchestrators(folder, procs, env, names)
+        apis[label] = [f"http://127.0.0.1:{p.port}" for p in started]
     return apis
 
 
@@ -117,18 +104,18 @@ async def main() -> None:
             FakeLLM() as llm,
             FakeSearxng(results_for(world)) as searx,
         ):
-            urls = {
-                "RANKER_ADDR": world.ranker_addr,
-                "INDEX_ADDR": world.index_addr,
-                "SEARXNG_URL": searx.url,
-                "LLM_PROVIDER": "ollama",
-                "LLM_BASE_URL": llm.url,
-                "LLM_MODEL": llm.model,
-                "ORCHESTRATOR_DATABASE_URL": pg.new_database(),
-                "ORCHESTRATOR_REDIS_URL": rd.url,
-            }
+            common = cluster_env(
+                world,
+                llm,
+                searx,
+                pg.new_database(),
+                rd.url,
+                ORCHESTRATOR_RATE_QUESTIONS="off",
+                ORCHESTRATOR_SEARCH_CACHE_S="0",
+                ORCHESTRATOR_LOG_LEVEL="WARNING",
+            )
             try:
-                apis = await _start(Path(tmp), procs, urls)
+                apis = await _start(Path(tmp), procs, common)
                 for bases in apis.values():
                     await _throughput(bases, 10_000)  # warm every replica's channels
                 rows: dict[tuple[int, str], list[float]] = {}

@@ -31,9 +31,15 @@ from services.orchestrator.tests.fakes.fake_llm import FakeLLM, Hang
 from services.orchestrator.tests.fakes.fake_searxng import FakeSearxng
 from services.orchestrator.tests.integration.research_support import Ev, parse_sse, research_reply
 from services.orchestrator.tests.integration.support import World, results_for, serve_world
-from tests.conftest import free_port, service_env, wait_serving
 from tests.datastores import Postgres, Redis
-from tests.replicas import Proc, healthy, spawn, stop_all
+from tests.replicas import (
+    Proc,
+    cluster_env,
+    readers_addr,
+    start_orchestrators,
+    start_readers,
+    stop_all,
+)
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(900)]
 
@@ -94,27 +100,14 @@ async def _start(
     db_url: str,
     redis_url: str,
 ) -> Cluster:
-    readers = []
-    for i in range(2):
-        port = free_port()
-        env = service_env(
-            READER_PORT=str(port), READER_ALLOW_PRIVATE_NETWORKS="true", READER_WORKERS="1"
-        )
-        readers.append(spawn(f"reader{i}", "reader", env, folder, port))
-    procs += readers
-    for r in readers:
-        await asyncio.to_thread(wait_serving, r.port, r.proc)
-    common = service_env(
-        # Both readers behind one name: the channel's round_robin spreads the calls.
-        READER_ADDR="ipv4:" + ",".join(f"127.0.0.1:{r.port}" for r in readers),
-        RANKER_ADDR=world.ranker_addr,
-        INDEX_ADDR=world.index_addr,
-        SEARXNG_URL=searx.url,
-        LLM_PROVIDER="ollama",
-        LLM_BASE_URL=llm.url,
-        LLM_MODEL=llm.model,
-        ORCHESTRATOR_DATABASE_URL=db_url,
-        ORCHESTRATOR_REDIS_URL=redis_url,
+    readers = await start_readers(folder, procs)
+    common = cluster_env(
+        world,
+        llm,
+        searx,
+        db_url,
+        redis_url,
+        READER_ADDR=readers_addr(readers),
         ORCHESTRATOR_API_TOKENS=",".join(f"{u}:{t}" for u, t in TOKENS.items()),
         ORCHESTRATOR_RATE_QUESTIONS=f"{QUESTIONS_PER_MINUTE}/minute",
         ORCHESTRATOR_RESEARCH_REVIEW_DELAY_S="0",
@@ -123,17 +116,10 @@ async def _start(
         ORCHESTRATOR_SYNTHESIS_RESERVE_S="1",
         ORCHESTRATOR_LOG_LEVEL="INFO",
     )
-    apis, workers = [], []
-    for i in range(2):
-        port = free_port()
-        env = {**common, "ORCHESTRATOR_PORT": str(port)}
-        apis.append(spawn(f"api{i}", "orchestrator", env, folder, port))
-    for i in range(2):
-        port = free_port()
-        env = {**common, "ORCHESTRATOR_PORT": str(port)}
-        workers.append(spawn(f"worker{i}", "orchestrator.worker", env, folder, port))
-    procs += apis + workers
-    await asyncio.gather(*(healthy(p) for p in [*apis, *workers]))
+    apis = await start_orchestrators(folder, procs, common, ["api0", "api1"])
+    workers = await start_orchestrators(
+        folder, procs, common, ["worker0", "worker1"], module="orchestrator.worker"
+    )
     return Cluster([f"http://127.0.0.1:{p.port}" for p in apis], workers, readers, llm, db_url)
 
 

@@ -11,8 +11,10 @@ from orchestrator.adapters.search.ratelimit import RateLimited as SearchRateLimi
 from orchestrator.api.http.ratelimit import RateLimited, RateLimiter
 from orchestrator.config import Settings
 from orchestrator.core.ask.domain import SearchHit, SearchResponse
+from orchestrator.wiring.runtime import production_runtime
 from redis.asyncio import Redis as Client
 
+from services.orchestrator.tests.fakes.fake_searxng import FakeSearxng
 from tests.conftest import free_port
 from tests.datastores import Redis
 
@@ -82,3 +84,28 @@ async def test_a_search_backends_rate_holds_across_replicas(redis: Redis) -> Non
     finally:
         await a.aclose()
         await b.aclose()
+
+
+async def test_settings_changes_open_no_more_redis_connections(redis: Redis) -> None:
+    # PATCH /v1/settings builds a new search service per change (wiring/runtime.py rewire);
+    # each used to open its own Redis clients (cache and rates) and never close them. Now the
+    # services share one cache and one rate store, closed once when the app stops.
+    watcher = Client.from_url(redis.url)
+    try:
+        before = len(await watcher.client_list())
+        async with FakeSearxng() as searx:
+            settings = Settings(redis_url=redis.url, searxng_url=searx.url, search_cache_s=60)
+            async with production_runtime(settings) as runtime:
+                assert runtime.search is not None
+                await runtime.search.search("first")
+                after_one = len(await watcher.client_list())
+                assert after_one > before  # the cache and the rates did connect
+                for n in range(5):
+                    changed = settings.model_copy(update={"search_mode": "merge"})
+                    runtime = runtime.rewire(changed) if runtime.rewire else runtime
+                    assert runtime.search is not None
+                    await runtime.search.search(f"question {n}")
+                assert len(await watcher.client_list()) == after_one
+            assert len(await watcher.client_list()) == before  # closed with the app
+    finally:
+        await watcher.aclose()

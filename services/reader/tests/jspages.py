@@ -49,6 +49,31 @@ def hostile_js(canary_port: int) -> bytes:
     )
 
 
+FERRY_FACT = "The first Marrow Sound ferry leaves Veldhaven at 05:40 on weekdays."
+
+
+def xhr_shell(data: str) -> bytes:
+    """A single-page app: an inline script fetches the content as JSON, then writes it. The
+    JSON is served as text/html (as careless servers do): its reply then reaches the page a
+    little later, which made the render tier snapshot the empty root before it landed."""
+    script = (
+        f"fetch('{data}').then(function (r) {{ return r.json(); }}).then(function (d) {{"
+        " document.getElementById('root').innerHTML = '<article><h1>' + d.title + '</h1>'"
+        " + d.paragraphs.map(function (p) { return '<p>' + p + '</p>'; }).join('')"
+        " + '</article>'; });"
+    )
+    return (
+        "<!DOCTYPE html><html><head><title>Ferry</title></head><body><div id='root'></div>"
+        f"<script>{script}</script></body></html>"
+    ).encode()
+
+
+XHR_DATA = (
+    '{"title": "Marrow Sound ferry", "paragraphs": ['
+    + ", ".join(f'"{FERRY_FACT} ({n})"' for n in range(1, 7))
+    + "]}"
+).encode()
+
 HOG_JS = b"var hoard = []; while (true) { hoard.push(new Array(1 << 20).fill(7)); }"
 FRAMES_JS = (
     b"var n = 0; setInterval(function () { for (var i = 0; i < 20; i++) {"
@@ -88,4 +113,6 @@ def js_routes(canary_port: int, private_url: str) -> dict[str, Handler]:
         "/frames": fixed(shell("/frames.js")),
         "/frames.js": fixed(FRAMES_JS, js),
         "/frame": fixed(b"<html><body><p>frame</p></body></html>"),
+        "/spa": fixed(xhr_shell("/spa.json")),
+        "/spa.json": fixed(XHR_DATA),
     }

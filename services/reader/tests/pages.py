@@ -33,6 +33,65 @@ ARTICLE = (
     "</body></html>"
 ).encode()
 
+# An article whose structure the precision pass alone loses: a lead list, self-linked section
+# headings, an ordered list, a code block, a table, a closing list; then a related-links box.
+STRUCTURED_PARAGRAPHS = [
+    "The Veldmark tide gauge records the water level every six minutes, and the archive keeps "
+    "each reading since 1893.",
+    "The logger is a small sealed box that runs for a year on one battery and speaks to the "
+    "office over a radio link.",
+    "Exports are plain CSV files, one row per reading, so any spreadsheet or script can read "
+    "them without a plug-in.",
+    "Corrections never overwrite a reading: they are stored beside it with the name of the "
+    "person who made them.",
+]
+STRUCTURED = (
+    "<html><head><title>Reading the Veldmark tide gauge | Coastal Notes</title></head><body>"
+    "<nav><ul><li><a href='/'>Home</a></li><li><a href='/archive'>Archive</a></li></ul></nav>"
+    "<div class='layout'><div class='c-7'><h1>Reading the Veldmark tide gauge</h1>"
+    "<ul><li>Readings every six minutes since 1893.</li><li>Exports as plain CSV files.</li></ul>"
+    f"<p>{STRUCTURED_PARAGRAPHS[0]}</p>"
+    "<h2 id='install'><a href='#install'>Installing the logger</a></h2>"
+    f"<p>{STRUCTURED_PARAGRAPHS[1]}</p>"
+    "<ol><li>Unpack the logger and charge its battery overnight.</li>"
+    "<li>Mount it on the stilling well above the spring high tide.</li></ol>"
+    "<h2 id='archive'><a href='#archive'>Reading the archive</a></h2>"
+    f"<p>{STRUCTURED_PARAGRAPHS[2]}</p>"
+    "<pre><code>gauge export --from 1893 --format csv &gt; levels.csv\n"
+    "wc -l levels.csv</code></pre>"
+    "<table><tr><th>Column</th><th>Meaning</th></tr><tr><td>ts</td><td>UTC time</td></tr>"
+    "<tr><td>level</td><td>Water level in millimetres</td></tr></table>"
+    f"<p>{STRUCTURED_PARAGRAPHS[3]}</p>"
+    "<ul><li>Readings are never edited in place.</li>"
+    "<li>Corrections are stored beside the reading they amend.</li></ul></div></div>"
+    "<section class='related'><h3>Related articles</h3><ul><li><a href='/walks'>Ten harbour "
+    "walks</a></li><li><a href='/storm'>The storm of 1953</a></li></ul></section>"
+    "<footer><p>Copyright Coastal Notes. All rights reserved.</p></footer></body></html>"
+)
+
+# A reference page in the style of Apache httpd's module docs: a definition list whose entries
+# hold code, links and a code block; the precision pass alone garbles it and drops sentences.
+REFERENCE_FACTS = [
+    "the application is expected to authenticate the client using the provided user id",
+    "the application is expected to authorize the client using the provided user id",
+]
+REFERENCE = (
+    "<html><head><title>mod_authnz_fcgi</title></head><body><div id='page-content'>"
+    "<h1>Apache Module mod_authnz_fcgi</h1><p>"
+    + "The module hands authentication to an external FastCGI application. "
+    * 3
+    + "</p><h2>Invocation modes</h2><dl><dt><em>Type</em> <code>authn</code></dt><dd>In this "
+    "mode <code>FCGI_ROLE</code> is set to <code>AUTHORIZER</code>. The application must be "
+    "defined using <code><a href='#define'>AuthnzFcgiDefineProvider</a></code> and enabled "
+    "with <code><a href='../basic.html#p'>AuthBasicProvider</a></code>. When invoked, "
+    f"{REFERENCE_FACTS[0]} and password. Example:<pre>#!/usr/bin/perl\nuse FCGI;</pre></dd>"
+    "<dt><em>Type</em> <code>authz</code></dt><dd>In this mode the application must be defined "
+    "using <code><a href='#define'>AuthnzFcgiDefineProvider</a></code>. When invoked, "
+    f"{REFERENCE_FACTS[1]} and other request data.</dd></dl><p>"
+    + "Each provider runs in its own process and is restarted when it exits. " * 3
+    + "</p></div></body></html>"
+)
+
 JS_SHELL = (
     b"<!DOCTYPE html><html><head><title>App</title><script src='/app.js'></script></head>"
     b"<body><div id='root'></div></body></html>"

@@ -1,14 +1,15 @@
-"""A bounded LRU of vectors by text hash, in front of an :class:`Embedder`."""
+"""A bounded LRU of vectors by text hash, in front of an :class:`Embedder` (cachetools'
+``LRUCache``, the project's one cache library; docs/architecture.md)."""
 
 from __future__ import annotations
 
 import hashlib
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
+from cachetools import LRUCache
 
 from quarry_embed.embedder import DIM, Vectors
 
@@ -38,8 +39,8 @@ class CachedEmbedder:
         if max_entries < 1:
             raise ValueError("max_entries must be >= 1")
         self._inner = inner
-        self._max = max_entries
-        self._vectors: OrderedDict[bytes, Vectors] = OrderedDict()
+        # Not thread-safe by itself: every access holds _lock.
+        self._vectors: LRUCache[bytes, Vectors] = LRUCache(max_entries)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -54,11 +55,10 @@ class CachedEmbedder:
         todo: dict[bytes, list[int]] = {}
         with self._lock:
             for i, key in enumerate(keys):
-                vector = self._vectors.get(key)
+                vector = self._vectors.get(key)  # a hit becomes the most recently used
                 if vector is None:
                     todo.setdefault(key, []).append(i)
                 else:
-                    self._vectors.move_to_end(key)
                     out[i] = vector
             self.hits += len(keys) - sum(len(v) for v in todo.values())
             self.misses += len(todo)
@@ -68,8 +68,5 @@ class CachedEmbedder:
         with self._lock:
             for (key, rows), vector in zip(todo.items(), fresh, strict=True):
                 out[rows] = vector
-                self._vectors[key] = vector.copy()
-                self._vectors.move_to_end(key)
-            while len(self._vectors) > self._max:
-                self._vectors.popitem(last=False)
+                self._vectors[key] = vector.copy()  # the least recently used go
         return out

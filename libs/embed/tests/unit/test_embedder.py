@@ -13,6 +13,7 @@ from quarry_embed import (
     Embedder,
     EmbedderUnavailable,
     Vectors,
+    batches,
     load_or_none,
 )
 
@@ -93,3 +94,13 @@ def test_cache_embeds_each_text_once_and_stays_bounded(embedder: Embedder) -> No
     assert len(cache) == 3
     cache.embed(["b"])
     assert counting.texts == ["a", "b", "c", "d", "b"]
+
+
+def test_batches_stop_at_the_deadline_or_when_told() -> None:
+    # One loop for the ranker's dense pass and the reranker (quarry_embed.batches).
+    texts = [str(i) for i in range(10)]
+    assert [len(b) for b in batches(texts, 4, until=float("inf"))] == [4, 4, 2]
+    assert list(batches(texts, 4, until=0.0)) == []  # past the deadline before the first
+    assert [len(b) for b in batches(texts, 4, until=0.0, first_free=True)] == [4]
+    stops = iter([False, True])
+    assert [len(b) for b in batches(texts, 4, until=float("inf"), stop=lambda: next(stops))] == [4]

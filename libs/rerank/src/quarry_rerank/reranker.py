@@ -15,12 +15,12 @@ CPU-bound: call it from a worker thread.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
+from quarry_embed.batches import batches
 
 from quarry_rerank.sentences import units
 
@@ -86,9 +86,12 @@ class Reranker:
 
     def _embed_until(self, texts: list[str], until: float | None) -> Vectors:
         """Vectors in batches; past ``until`` (after the first batch) raises."""
-        parts: list[Vectors] = []
-        for start in range(0, len(texts), BATCH):
-            if start and until is not None and time.monotonic() > until:
-                raise RerankTimeout(f"scored {start} of {len(texts)} texts before the deadline")
-            parts.append(self._embedder.embed(texts[start : start + BATCH]))
+        deadline = float("inf") if until is None else until
+        parts = [
+            self._embedder.embed(batch)
+            for batch in batches(texts, BATCH, until=deadline, first_free=True)
+        ]
+        done = sum(len(p) for p in parts)
+        if done < len(texts):
+            raise RerankTimeout(f"scored {done} of {len(texts)} texts before the deadline")
         return np.concatenate(parts)

@@ -6,15 +6,14 @@ merges postings, so committing a few changed files into a large corpus stays che
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
 import numpy.typing as npt
-from ranker.analyzer import Analyzer
-from ranker.chunking import chunk_page
-from ranker.model import Page
+from quarry_text.analyzer import Analyzer
+from quarry_text.chunking import Page, chunk_page
+from quarry_text.termcounts import term_frequencies
 
 from index.types import Document, DocumentInfo
 
@@ -52,20 +51,6 @@ class Prepared:
     def n_chunks(self) -> int:
         """Chunks of the document."""
         return len(self.lengths)
-
-
-def chunk_terms(analyzer: Analyzer, text: str) -> tuple[dict[str, int], int]:
-    """Term -> count of one text (as ``analyzer.terms`` would count them, compound terms
-    included) and its length in tokens; each distinct surface form is analysed once."""
-    tokens = analyzer.surface_tokens(text)
-    forms = Counter(tokens)
-    stems = analyzer.stems(t for t in forms if not analyzer.is_stopword(t))
-    counts: dict[str, int] = {}
-    for form, stem in stems.items():
-        counts[stem] = counts.get(stem, 0) + forms[form]
-    for term, n in Counter(analyzer.compound_terms(text)).items():
-        counts[term] = counts.get(term, 0) + n
-    return counts, len(tokens)
 
 
 def titled(document: Document) -> str:
@@ -106,7 +91,7 @@ def prepare(analyzer: Analyzer, document: Document, chunk_words: int) -> Prepare
     term_chunk: list[int] = []
     tfs: list[int] = []
     for i, text in enumerate(chunks):
-        counts, lengths[i] = chunk_terms(analyzer, text)
+        counts, lengths[i] = term_frequencies(analyzer, text)
         terms += counts
         tfs += counts.values()
         term_chunk += [i] * len(counts)

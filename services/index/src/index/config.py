@@ -17,7 +17,7 @@ class Settings(BaseServiceSettings):
     )
 
     port: Port = 50053
-    # The analyser: the ranker's, with the same defaults (see ranker/analyzer.py).
+    # The analyser: the ranker's too, with the same defaults (libs/text, quarry_text/analyzer.py).
     stem: bool = True
     stopwords: bool = True
     # Analysis, commits (embedding included) and searches computing at once in worker

@@ -17,16 +17,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from ranker.analyzer import Analyzer
-from ranker.chunking import CHUNKER_VERSION
+from quarry_text.analyzer import Analyzer
 
 from index import snapshot as index
-from index import storage
+from index import storage, textsettings
 from index.analysis import Prepared, prepare
 from index.dense import Embedder, embed_all
-from index.errors import CorpusStorageError, NotFoundError, StagingFullError
+from index.errors import CorpusStorageError, IndexOutdatedError, NotFoundError, StagingFullError
 from index.passages import PassageParams, search_passages
 from index.snapshot import Snapshot, no_vectors
 from index.snippet import snippet
@@ -35,7 +35,7 @@ from index.types import CorpusStats, Document, DocumentInfo, Hit, PassageHit
 logger = logging.getLogger(__name__)
 
 DEFAULT_TOP_K = 10
-# Passage size in words (sentence-aware chunks, see ranker/chunking.py).
+# Passage size in words (sentence-aware chunks, see quarry_text/chunking.py).
 PASSAGE_WORDS = 120
 # Staged text waiting for a commit, in markdown bytes. A commit's peak memory is about 8x
 # what it merges in (54 MB of markdown: ~410 MB RSS, bench/corpus); 64 MiB keeps a
@@ -72,13 +72,16 @@ class Corpus:
         self._in_flight: dict[str, Prepared | None] = {}
         self._lock = threading.Lock()  # guards _staged and the snapshot swap
         self._commit_lock = threading.Lock()
+        # Why the stored index is refused (built with other text settings), until a commit
+        # rebuilds it; "" when there is nothing to refuse.
+        self._outdated = ""
 
     @property
-    def analysis(self) -> str:
+    def text_settings(self) -> dict[str, Any]:
         """What decides a document's passages and terms (the analyser's settings and version,
         the chunker's version), recorded in the index's manifest: an index built otherwise is
-        not used but rebuilt."""
-        return f"{self._analyzer.config.signature()} chunker=v{CHUNKER_VERSION}"
+        refused until it is rebuilt (:mod:`index.textsettings`)."""
+        return textsettings.current(self._analyzer.config)
 
     def load(self) -> None:
         """Load the persisted index, if any; a damaged one is logged and left unused."""
@@ -87,7 +90,10 @@ class Corpus:
         try:
             self._root.mkdir(parents=True, exist_ok=True)
             self._seq = max(storage.generations(self._root), default=0)
-            loaded = storage.load(self._root, self._chunk_words, self.analysis)
+            loaded = storage.load(self._root, self._chunk_words, self.text_settings)
+        except storage.BuiltOtherwiseError as err:
+            self._refuse(err.differences)
+            return
         # A damaged index must never stop the service: the indexer rebuilds it.
         except Exception as err:  # noqa: BLE001
             logger.warning(
@@ -112,6 +118,19 @@ class Corpus:
         )
         if self.needs_vectors():
             logger.info("stored passages lack this model's vectors: the next commit adds them")
+
+    def _refuse(self, differences: list[str]) -> None:
+        """Leave the stored index unused, and say why on every search until a commit
+        rebuilds it (the listing is empty meanwhile, so an indexer re-adds every document)."""
+        self._outdated = textsettings.refusal(differences)
+        logger.warning(
+            "corpus index refused", extra={"path": str(self._root), "reason": self._outdated}
+        )
+
+    def _check_current(self) -> None:
+        """IndexOutdatedError while the stored index waits to be rebuilt."""
+        if self._outdated:
+            raise IndexOutdatedError(self._outdated)
 
     def prepare(self, documents: Iterable[Document]) -> list[Prepared]:
         """Chunk and analyse documents (CPU-heavy; no lock held)."""
@@ -193,7 +212,7 @@ class Corpus:
             with self._lock:
                 taken = self._in_flight = dict(self._staged)
                 old = self._snapshot
-            if not taken:
+            if not taken and not self._outdated:
                 self._fill_vectors()  # e.g. the model is new since the passages were stored
                 return self.stats()
             start = time.perf_counter()
@@ -202,6 +221,7 @@ class Corpus:
                 new = self._build(old, taken, added)
                 with self._lock:
                     self._snapshot = new
+                    self._outdated = ""  # written with today's settings
                     for doc_id, p in taken.items():
                         # A change staged again during the build stays pending.
                         if doc_id in self._staged and self._staged[doc_id] is p:
@@ -298,7 +318,7 @@ class Corpus:
             # Past every generation on disk: a failed commit may have left one behind.
             self._seq = max([self._seq, *storage.generations(self._root)]) + 1
             return storage.write(
-                self._root, self._seq, merged, committed_at, self._chunk_words, self.analysis
+                self._root, self._seq, merged, committed_at, self._chunk_words, self.text_settings
             )
         except OSError as err:
             logger.exception("could not write the corpus index")
@@ -306,7 +326,9 @@ class Corpus:
 
     def search(self, query: str, top_k: int = DEFAULT_TOP_K) -> tuple[list[Hit], int]:
         """Documents ranked by their best chunk's BM25 (ties: by id), each with a snippet of
-        that chunk; and how many documents the searchable index holds."""
+        that chunk; and how many documents the searchable index holds. IndexOutdatedError
+        while the stored index waits to be rebuilt."""
+        self._check_current()
         snap = self._snapshot
         terms = self._analyzer.query_terms(query)
         ids = [t for t in (snap.term_ids.get(term) for term in terms) if t is not None]
@@ -331,7 +353,9 @@ class Corpus:
     ) -> tuple[list[PassageHit], str, int]:
         """Passages for ``queries`` (BM25 + dense fused by RRF when the committed passages
         have this model's vectors, else BM25), the retrieval used ("hybrid" or "bm25"), and
-        how many documents the searchable index holds. CPU-heavy: call from a thread."""
+        how many documents the searchable index holds. CPU-heavy: call from a thread.
+        IndexOutdatedError while the stored index waits to be rebuilt."""
+        self._check_current()
         snap = self._snapshot
         e = self._embedder
         query_vectors = None
@@ -351,7 +375,9 @@ class Corpus:
         return hits, "hybrid" if query_vectors is not None else "bm25", len(snap.infos)
 
     def get(self, doc_id: str) -> Document:
-        """The committed document ``doc_id``; NotFoundError when it is not searchable."""
+        """The committed document ``doc_id``; NotFoundError when it is not searchable,
+        IndexOutdatedError while the stored index waits to be rebuilt."""
+        self._check_current()
         snap = self._snapshot
         i = snap.positions.get(doc_id)
         if i is None:

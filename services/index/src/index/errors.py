@@ -23,5 +23,10 @@ class CorpusStorageError(IndexServiceError):
     """The index could not be written to the data directory (INTERNAL)."""
 
 
+class IndexOutdatedError(IndexServiceError):
+    """The stored index was built with other text settings and waits to be rebuilt
+    (FAILED_PRECONDITION: the operator runs ``quarry index``)."""
+
+
 class StagingFullError(IndexServiceError):
     """Too much staged text waits for a commit (RESOURCE_EXHAUSTED)."""

@@ -11,7 +11,7 @@ documents out of answers they have nothing to say to (issue 23 item 4): an off-t
 then falls through to the web or to the labelled model-only answer. A passage counts only
 when its cosine to the query reaches ``min_cosine`` or its BM25, as a share of the most the
 query's subject terms could score (each term's idf; a word the index lacks counts too; the
-question words "what", "how", "does" … are left out, ranker.analyzer.QUESTION_WORDS), reaches
+question words "what", "how", "does" … are left out, quarry_text.analyzer.QUESTION_WORDS), reaches
 ``strong_bm25``; without vectors, when that share reaches ``min_bm25``. The floors were
 chosen on Quarry's own docs (README + docs/, 202 passages) with 20 on-topic and 20
 off-topic questions (services/index/tests/integration/test_floor.py): on-topic best cosine
@@ -24,13 +24,14 @@ off-topic questions (services/index/tests/integration/test_floor.py): on-topic b
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from ranker.analyzer import Analyzer
+from quarry_text.analyzer import Analyzer
+from quarry_text.bm25 import idf
+from quarry_text.rrf import rrf_scores
 
 from index.snapshot import Snapshot, Vectors
 from index.types import PassageHit
@@ -84,7 +85,7 @@ def _most(snap: Snapshot, terms: Sequence[str]) -> float:
     for term in terms:
         t = snap.term_ids.get(term)
         df = 0 if t is None else int(snap.term_ptr[t + 1] - snap.term_ptr[t])
-        total += math.log(1 + (n - df + 0.5) / (df + 0.5))
+        total += idf(df, n)
     return total or 1.0
 
 
@@ -141,13 +142,13 @@ def search_passages(
     if snap.n_chunks == 0 or params.top_k <= 0:
         return []
     mask = _mask(snap, params)
-    fused: dict[int, float] = {}
+    rankings: list[list[int]] = []  # every query's BM25, then dense ranking, in that order
     lexical: dict[int, int] = {}
     dense: dict[int, int] = {}
 
     def add(ranking: list[int], best: dict[int, int]) -> None:
+        rankings.append(ranking)
         for rank, chunk in enumerate(ranking, 1):
-            fused[chunk] = fused.get(chunk, 0.0) + 1.0 / (params.rrf_k + rank)
             best[chunk] = min(best.get(chunk, rank), rank)
 
     for i, query in enumerate(queries):
@@ -162,6 +163,7 @@ def search_passages(
             add(_top(bm25, keep, DEPTH), lexical)
         if sims is not None:
             add(_top(sims + 2.0, keep & snap.present, DEPTH), dense)
+    fused = rrf_scores(rankings, params.rrf_k)
     ranked = sorted(fused, key=lambda c: (-fused[c], c))
     return _pick(snap, ranked, fused, lexical, dense, params)
 

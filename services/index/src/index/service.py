@@ -12,7 +12,7 @@ import grpc
 from opentelemetry import trace
 from quarry.v1 import index_pb2, index_pb2_grpc
 from quarry_common.threads import in_thread
-from ranker.analyzer import Analyzer, AnalyzerConfig
+from quarry_text.analyzer import Analyzer, AnalyzerConfig
 
 from index.config import Settings
 from index.corpus import DEFAULT_TOP_K, Corpus
@@ -20,6 +20,7 @@ from index.dense import Embedder
 from index.errors import (
     BoundExceededError,
     CorpusStorageError,
+    IndexOutdatedError,
     InvalidRequestError,
     NotFoundError,
     StagingFullError,
@@ -251,6 +252,8 @@ class IndexServicer(index_pb2_grpc.IndexServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
         except NotFoundError as err:
             await context.abort(grpc.StatusCode.NOT_FOUND, str(err))
+        except IndexOutdatedError as err:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(err))
         except StagingFullError as err:
             logger.info(f"rejected {rpc}", extra={"reason": str(err)})
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(err))

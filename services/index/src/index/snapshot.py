@@ -3,9 +3,9 @@ postings and, when dense retrieval is on, one embedding per passage.
 
 Postings are kept per term (CSC: ``term_ptr`` delimits each term's chunk ids and term
 frequencies); scores are computed at query time from tf, chunk length and df, so a commit
-never rescales stored weights. The formula is bm25s's Lucene variant (k1 1.5, b 0.75),
-over chunk lengths counting every token, exactly as RankChunks scores chunks; a unit test
-holds both to the same numbers and to rank_bm25.
+never rescales stored weights. The formula is bm25s's Lucene variant (k1 1.5, b 0.75, the text
+library's :mod:`quarry_text.bm25`), over chunk lengths counting every token, exactly as
+RankChunks scores chunks; a unit test holds both to the same numbers and to rank_bm25.
 
 bm25s itself is not used for the corpus: it rebuilds its score matrix from scratch on
 every index() and has no incremental update, while merging postings is a few numpy
@@ -20,14 +20,13 @@ list must be saved with the matrix anyway.
 from __future__ import annotations
 
 import itertools
-import math
 import mmap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-from ranker.chunks import BM25_B, BM25_K1
+from quarry_text.bm25 import idf, term_scores
 
 from index.analysis import Prepared
 from index.types import DocumentInfo
@@ -173,11 +172,9 @@ class Snapshot:
             df = stop - start
             if df == 0:
                 continue
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             chunks = self.post_chunk[start:stop]
             tf = self.post_tf[start:stop].astype(np.float64)
-            norm = BM25_K1 * (1 - BM25_B + BM25_B * self.chunk_len[chunks] / self.avg_len)
-            out[chunks] += idf * tf / (tf + norm)
+            out[chunks] += term_scores(idf(df, n), tf, self.chunk_len[chunks], self.avg_len)
         return out
 
     def best_per_document(self, scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from ranker.analyzer import CJK_CHARS, TOKEN_RE, Analyzer
-from ranker.termcounts import surface_prefix
+from quarry_text.analyzer import CJK_CHARS, TOKEN_RE, Analyzer
+from quarry_text.termcounts import surface_prefix
 
 # A character of a non-CJK token (a letter or digit): CJK characters are tokens alone.
 _TOKEN_CHAR = re.compile(rf"[^\W_{CJK_CHARS}]")
@@ -33,7 +33,7 @@ def _ascii_matches(
     analyzer: Analyzer, lowered: str, terms: Collection[str]
 ) -> list[tuple[int, str]]:
     """:func:`_matches` for ASCII text: only tokens starting with a query term's surface
-    prefix can match (as in :mod:`ranker.termcounts`), so only those are looked at."""
+    prefix can match (as in :mod:`quarry_text.termcounts`), so only those are looked at."""
     prefixes = {surface_prefix(t) for t in terms if t.isascii()}
     if not prefixes:
         return []

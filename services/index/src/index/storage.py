@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from index import textsettings
 from index.snapshot import Merged, Snapshot, TextBlob, from_merged, no_vectors
 from index.types import DocumentInfo
 
@@ -40,6 +41,15 @@ _COPY_BLOCK = 1 << 20
 
 class CorruptIndexError(Exception):
     """The persisted index is missing pieces or does not match its manifest."""
+
+
+class BuiltOtherwiseError(Exception):
+    """The persisted index is sound but was built with other text settings (analyser,
+    chunker, passage size): its terms are not the ones queries are analysed to."""
+
+    def __init__(self, differences: list[str]) -> None:
+        super().__init__("; ".join(differences))
+        self.differences = differences
 
 
 def _fsync_dir(path: Path) -> None:
@@ -92,13 +102,17 @@ def generations(root: Path) -> list[int]:
 
 
 def _manifest(
-    merged: Merged, committed_at: str, crcs: dict[str, int], passage_words: int, analysis: str
+    merged: Merged,
+    committed_at: str,
+    crcs: dict[str, int],
+    passage_words: int,
+    text: dict[str, Any],
 ) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "committed_at": committed_at,
         "passage_words": passage_words,
-        "analysis": analysis,
+        "text": text,
         "embedding_model": merged.embedding_model,
         "crc32": crcs,
         "documents": [
@@ -119,11 +133,16 @@ def _manifest(
 
 
 def write(
-    root: Path, seq: int, merged: Merged, committed_at: str, passage_words: int, analysis: str
+    root: Path,
+    seq: int,
+    merged: Merged,
+    committed_at: str,
+    passage_words: int,
+    text: dict[str, Any],
 ) -> Snapshot:
     """Persist ``merged`` as generation ``seq``, point ``CURRENT`` at it, and return the
     snapshot over the written files (``passage_words``: the size its passages were cut to;
-    ``analysis``: the analyser's and chunker's signature, see ``Corpus``)."""
+    ``text``: the analyser's and chunker's record, :func:`textsettings.current`)."""
     root.mkdir(parents=True, exist_ok=True)
     name = f"gen-{seq:08d}"
     tmp = root / f"{name}.tmp"
@@ -148,7 +167,7 @@ def write(
             os.fsync(f.fileno())
         crcs["vectors.npy"] = _crc(tmp / "vectors.npy")
     manifest = json.dumps(
-        _manifest(merged, committed_at, crcs, passage_words, analysis), ensure_ascii=False
+        _manifest(merged, committed_at, crcs, passage_words, text), ensure_ascii=False
     )
     _write(tmp / "manifest.json", [manifest.encode()])
     _fsync_dir(tmp)
@@ -182,24 +201,16 @@ def _open(gen: Path, merged: Merged, committed_at: str) -> Snapshot:
     return from_merged(merged, markdown, chunks, committed_at)
 
 
-def _read(gen: Path, passage_words: int, analysis: str) -> Snapshot:
-    """The snapshot stored in ``gen``; raises on any damage, or when its passages were cut
-    to another size or its terms counted by another analyser (stemming, stop-words, compound
-    terms, chunking: BM25 would silently degrade); the indexer then re-adds every document."""
+def _read(gen: Path, passage_words: int, text: dict[str, Any]) -> Snapshot:
+    """The snapshot stored in ``gen``; CorruptIndexError on any damage, BuiltOtherwiseError
+    when its passages were cut to another size or its terms made by other text settings
+    (stemming, stop-words, compound terms, chunking: BM25 would silently degrade)."""
     manifest = json.loads((gen / "manifest.json").read_text(encoding="utf-8"))
     if manifest.get("format") != FORMAT:
         raise CorruptIndexError(f"unknown format {manifest.get('format')!r}")
-    if manifest.get("passage_words") != passage_words:
-        raise CorruptIndexError(
-            f"built with {manifest.get('passage_words')}-word passages, not {passage_words}"
-        )
-    built = str(manifest.get("analysis") or "an analyser older than the recorded ones")
-    if built != analysis:
-        raise CorruptIndexError(
-            f"built with analyser settings {built!r}, not {analysis!r} "
-            "(INDEX_STEM / INDEX_STOPWORDS or a Quarry upgrade changed them); it is rebuilt "
-            "from the documents"
-        )
+    differences = textsettings.differences(manifest, text, passage_words)
+    if differences:
+        raise BuiltOtherwiseError(differences)
     for file, crc in manifest["crc32"].items():
         if _crc(gen / file) != crc:
             raise CorruptIndexError(f"{gen.name}/{file} does not match its checksum")
@@ -241,9 +252,10 @@ def _info(row: list[Any]) -> DocumentInfo:
     )
 
 
-def load(root: Path, passage_words: int, analysis: str) -> tuple[Snapshot, int] | None:
+def load(root: Path, passage_words: int, text: dict[str, Any]) -> tuple[Snapshot, int] | None:
     """The generation ``CURRENT`` names and its sequence number; None when nothing was
-    ever committed. Raises CorruptIndexError when it is damaged or incomplete."""
+    ever committed. Raises CorruptIndexError when it is damaged or incomplete,
+    BuiltOtherwiseError when it was built with other text settings (see ``_read``)."""
     current = root / CURRENT
     if not current.exists():
         return None
@@ -252,8 +264,8 @@ def load(root: Path, passage_words: int, analysis: str) -> tuple[Snapshot, int] 
     if not m or not (root / name).is_dir():
         raise CorruptIndexError(f"{CURRENT} names no generation: {name[:40]!r}")
     try:
-        snapshot = _read(root / name, passage_words, analysis)
-    except CorruptIndexError:
+        snapshot = _read(root / name, passage_words, text)
+    except (CorruptIndexError, BuiltOtherwiseError):
         raise
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as err:
         raise CorruptIndexError(f"{name}: {type(err).__name__}: {err}") from err

@@ -16,7 +16,7 @@ from index.corpus import Corpus
 from index.server import build_server
 from index.types import Document
 from quarry.v1 import index_pb2, index_pb2_grpc
-from ranker.analyzer import Analyzer
+from quarry_text.analyzer import Analyzer
 
 from services.index.tests.generated import corpus, document, marker
 

@@ -10,7 +10,7 @@ from index.corpus import Corpus
 from index.dense import Embedder, load_embedder
 from index.passages import PassageParams
 from index.types import Document
-from ranker.analyzer import Analyzer
+from quarry_text.analyzer import Analyzer
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ import pytest
 from index.corpus import Corpus
 from index.errors import NotFoundError, StagingFullError
 from index.types import Document
+from quarry_text.analyzer import Analyzer
+from quarry_text.bm25 import BM25_B, BM25_K1, bm25_scores
 from rank_bm25 import BM25Okapi
-from ranker.analyzer import Analyzer
-from ranker.chunks import BM25_B, BM25_K1, bm25_scores
 
 from services.index.tests.generated import corpus, document, marker
 

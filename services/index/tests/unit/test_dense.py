@@ -14,7 +14,7 @@ from index.corpus import Corpus
 from index.dense import Vectors, load_embedder
 from index.passages import PassageParams
 from index.types import Document
-from ranker.analyzer import Analyzer
+from quarry_text.analyzer import Analyzer
 
 ANALYZER = Analyzer()
 # Words that mean the same thing share one dimension, as a real embedding model would put

@@ -11,7 +11,7 @@ from index import storage
 from index.corpus import Corpus
 from index.passages import PassageParams
 from index.types import Document
-from ranker.analyzer import Analyzer
+from quarry_text.analyzer import Analyzer
 
 ANALYZER = Analyzer()
 PAGES = [

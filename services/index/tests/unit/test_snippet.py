@@ -11,7 +11,7 @@ from index.snippet import (
     _token_matches,
     snippet,
 )
-from ranker.analyzer import Analyzer
+from quarry_text.analyzer import Analyzer
 
 ANALYZER = Analyzer()
 

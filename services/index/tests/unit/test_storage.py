@@ -11,8 +11,10 @@ import pytest
 from index import corpus as corpus_module
 from index import storage
 from index.corpus import Corpus
-from index.errors import CorpusStorageError
-from ranker.analyzer import Analyzer, AnalyzerConfig
+from index.errors import CorpusStorageError, IndexOutdatedError
+from index.passages import PassageParams
+from quarry_text.analyzer import ANALYZER_VERSION, Analyzer, AnalyzerConfig
+from quarry_text.chunking import CHUNKER_VERSION
 
 from services.index.tests.generated import corpus, document, marker
 
@@ -155,24 +157,47 @@ def test_an_empty_corpus_round_trips(tmp_path: Path) -> None:
     assert again.search("python") == ([], 0)
 
 
-def test_an_index_cut_to_another_passage_size_is_left_unused(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def _manifest_path(data: Path) -> Path:
+    (gen,) = list(data.glob("corpus/gen-*"))
+    return gen / "manifest.json"
+
+
+def _refusal(c: Corpus) -> str:
+    with pytest.raises(IndexOutdatedError) as info:
+        c.search("python")
+    for call in (lambda: c.passages(["python"], PassageParams()), lambda: c.get(document(1).id)):
+        with pytest.raises(IndexOutdatedError):
+            call()
+    assert c.documents() == []  # so an indexer re-adds every document
+    return str(info.value)
+
+
+def test_an_index_cut_to_another_passage_size_is_refused_until_rebuilt(tmp_path: Path) -> None:
     _committed(tmp_path, 10)
-    with caplog.at_level(logging.WARNING):
-        c = Corpus(ANALYZER, tmp_path, chunk_words=200)
-        c.load()
-    reasons = [getattr(r, "reason", "") for r in caplog.records]
-    assert any("built with 120-word passages, not 200" in r for r in reasons), reasons
-    assert c.stats().documents == 0  # the indexer re-adds every document
+    c = Corpus(ANALYZER, tmp_path, chunk_words=200)
+    c.load()
+    message = _refusal(c)
+    assert "120-word passages (now 200, INDEX_PASSAGE_WORDS)" in message
+    assert "rebuild it with `quarry index`" in message
+    # What `quarry index` does: list (nothing), re-add everything, commit.
+    c.stage(c.prepare(corpus(10)), [])
+    c.commit()
+    assert c.search(marker(3))[0]
+    again = Corpus(ANALYZER, tmp_path, chunk_words=200)
+    again.load()
+    assert again.stats().documents == 10
 
 
 @pytest.mark.parametrize(
-    "other",
-    [AnalyzerConfig(stem=False), AnalyzerConfig(stopwords=False), AnalyzerConfig(compounds=False)],
+    ("other", "says"),
+    [
+        (AnalyzerConfig(stem=False), "stemmer english (now none, INDEX_STEM)"),
+        (AnalyzerConfig(stopwords=False), "(now none, INDEX_STOPWORDS)"),
+        (AnalyzerConfig(compounds=False), "compounds on (now off)"),
+    ],
 )
-def test_an_index_built_by_another_analyser_is_left_unused_and_says_why(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, other: AnalyzerConfig
+def test_an_index_built_by_another_analyser_is_refused_and_says_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, other: AnalyzerConfig, says: str
 ) -> None:
     # Stemming, stop-words and compound terms decide the stored postings: a query analysed
     # otherwise would silently miss them (issue 22 item 6).
@@ -180,25 +205,53 @@ def test_an_index_built_by_another_analyser_is_left_unused_and_says_why(
     with caplog.at_level(logging.WARNING):
         c = Corpus(Analyzer(other), tmp_path)
         c.load()
-    reasons = [str(getattr(r, "reason", "")) for r in caplog.records]
-    assert any(
-        ANALYZER.config.signature() in r and other.signature() in r and "rebuilt" in r
-        for r in reasons
-    ), reasons
-    assert c.stats().documents == 0  # the indexer re-adds every document
-    assert _reopen(tmp_path).stats().documents == 10  # the default analyser still reads it
+    message = _refusal(c)
+    assert says in message
+    assert "quarry index" in message
+    assert any(getattr(r, "reason", "") == message for r in caplog.records)
+    assert _reopen(tmp_path).stats().documents == 10  # refused, not destroyed
 
 
-def test_an_index_from_before_the_manifest_recorded_its_analyser_is_rebuilt(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+def test_a_refused_empty_corpus_is_rebuilt_by_an_empty_commit(tmp_path: Path) -> None:
+    # A corpus folder emptied meanwhile: the refresh stages nothing, yet the commit writes
+    # an index of today's settings, so searches stop failing.
+    _committed(tmp_path, 5)
+    c = Corpus(Analyzer(AnalyzerConfig(stem=False)), tmp_path)
+    c.load()
+    _refusal(c)
+    assert c.commit().documents == 0
+    assert c.search("python") == ([], 0)
+    assert json.loads(_manifest_path(tmp_path).read_text())["text"]["analyser"]["stemmer"] == (
+        "none"
+    )
+
+
+def test_a_manifest_of_the_analysis_string_era_is_read_as_its_settings(tmp_path: Path) -> None:
+    # Written before the text library: the same settings as a string. Same string, same
+    # terms: the index is used as it is; another string is refused like any other record.
+    first = _committed(tmp_path, 10)
+    path = _manifest_path(tmp_path)
+    manifest = json.loads(path.read_text())
+    del manifest["text"]
+    settings = "stem=True stopwords=True compounds=True"
+    legacy = f"v{ANALYZER_VERSION} {settings} chunker=v{CHUNKER_VERSION}"
+    manifest["analysis"] = legacy
+    path.write_text(json.dumps(manifest))
+    assert _answers(_reopen(tmp_path)) == _answers(first)
+    manifest["analysis"] = legacy.replace("stem=True", "stem=False")
+    path.write_text(json.dumps(manifest))
+    assert "stemmer none (now english, INDEX_STEM)" in _refusal(_reopen(tmp_path))
+
+
+def test_an_index_from_before_the_manifest_recorded_its_analyser_is_refused(
+    tmp_path: Path,
 ) -> None:
+    # Neither record: analyser version 1 (no compound terms) wrote it.
     _committed(tmp_path, 10)
-    (gen,) = list(tmp_path.glob("corpus/gen-*"))
-    manifest = json.loads((gen / "manifest.json").read_text())
-    del manifest["analysis"]
-    (gen / "manifest.json").write_text(json.dumps(manifest))
-    with caplog.at_level(logging.WARNING):
-        c = _reopen(tmp_path)
-    reasons = [str(getattr(r, "reason", "")) for r in caplog.records]
-    assert any("an analyser older than the recorded ones" in r for r in reasons), reasons
-    assert c.stats().documents == 0
+    path = _manifest_path(tmp_path)
+    manifest = json.loads(path.read_text())
+    del manifest["text"]
+    path.write_text(json.dumps(manifest))
+    message = _refusal(_reopen(tmp_path))
+    assert f"analyser version 1 (now {ANALYZER_VERSION})" in message
+    assert f"chunker version unrecorded (now {CHUNKER_VERSION})" in message

@@ -18,6 +18,7 @@ from orchestrator.api.http.problems import BodyGuard, install_problem_handlers
 from orchestrator.api.http.ratelimit import RateLimiter
 from orchestrator.api.http.research_routes import router as research_router
 from orchestrator.api.http.routes import router
+from orchestrator.api.http.schedule_routes import router as schedule_router
 from orchestrator.api.http.security import install_security, load_tokens
 from orchestrator.api.http.settings_routes import router as settings_router
 from orchestrator.api.mcp.local import LocalBackend
@@ -27,8 +28,10 @@ from orchestrator.api.web.routes import install_ui
 from orchestrator.config import Settings
 from orchestrator.core.events import API_VERSION
 from orchestrator.core.principals import Credential
+from orchestrator.core.schedules.service import Clock
 from orchestrator.wiring.research import open_research
 from orchestrator.wiring.runtime import Probe, Runtime, RuntimeFactory, production_runtime
+from orchestrator.wiring.schedules import open_schedules
 
 logger = logging.getLogger(__name__)
 
@@ -65,11 +68,13 @@ def create_app(
     settings: Settings,
     runtime_factory: RuntimeFactory | None = None,
     tokens: Sequence[str | Credential] | None = None,
+    clock: Clock | None = None,
 ) -> FastAPI:
     """Build the HTTP API for ``settings``; ``runtime_factory`` lets tests inject dependencies.
 
     ``tokens`` are the API's bearer tokens, bare (unnamed users) or with their principals
-    (``None``: read them from ``settings``).
+    (``None``: read them from ``settings``). ``clock`` is the schedules' clock (tests pass a
+    test clock; ``None``: the real one).
 
     Raises:
         ConfigError: the token settings are unusable (see ``security.load_tokens``).
@@ -96,7 +101,13 @@ def create_app(
                 # Deep research: its runs, persisted in the embedded database.
                 async with open_research(settings, runtime) as research:
                     app.state.research = research
-                    yield
+                    if research is None:
+                        yield
+                        return
+                    # Scheduled research: saved questions run by the research machinery.
+                    async with open_schedules(settings, research, clock) as schedules:
+                        app.state.schedules = schedules
+                        yield
         finally:
             await limiter.aclose()
 
@@ -114,6 +125,7 @@ def create_app(
     app.include_router(corpus_router)
     app.include_router(research_router)
     app.include_router(export_router)
+    app.include_router(schedule_router)
     app.include_router(openai_router)
     app.include_router(settings_router)
     app.router.routes.extend(mcp_routes)

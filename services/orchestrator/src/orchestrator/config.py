@@ -251,6 +251,20 @@ class Settings(BaseServiceSettings):
     research_context_chars: int = Field(default=12_000, ge=2000, le=1_000_000)
     research_heartbeat_s: float = Field(default=15.0, gt=0, le=300)
 
+    # --- scheduled research (docs/schedules.md: /v1/schedules, webhooks) ---
+    # How often each replica looks for due schedules and finished scheduled runs.
+    schedule_poll_s: float = Field(default=30.0, ge=1, le=3600)
+    # The shortest interval between two firings a schedule may ask for.
+    schedule_min_interval_s: float = Field(default=900.0, ge=60, le=86_400 * 7)
+    schedule_max_per_owner: int = Field(default=50, ge=1, le=10_000)
+    # Webhooks: private, loopback, CGNAT and ULA addresses are refused unless this is on (a
+    # receiver on the LAN); link-local (cloud metadata) and reserved addresses always are.
+    webhook_allow_private: bool = False
+    webhook_timeout_s: float = Field(default=10.0, gt=0, le=120)
+    webhook_attempts: int = Field(default=4, ge=1, le=10)
+    # The first retry's wait; each next one doubles (with jitter), at most 60 s.
+    webhook_backoff_s: float = Field(default=1.0, ge=0, le=60)
+
     # --- scaling out (docs/scaling.md): shared datastores, research workers ---
     # postgresql://… keeps runs, events and sessions in PostgreSQL instead of the SQLite file
     # (several orchestrators and workers share it); empty: SQLite (ORCHESTRATOR_DATA_DIR).

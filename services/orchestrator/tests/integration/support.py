@@ -138,34 +138,60 @@ class Stack:
         return [json.loads(line) for line in reply.text.splitlines()]
 
 
+def stack_settings(world: World, llm: FakeLLM, searx: FakeSearxng, **settings: Any) -> Settings:
+    """The production settings over ``world`` and the scripted LLM and SearXNG (``settings``
+    override any of them)."""
+    config: dict[str, Any] = {
+        "reader_addr": world.reader_addr,
+        "ranker_addr": world.ranker_addr,
+        "index_addr": world.index_addr,
+        "searxng_url": searx.url,
+        "llm_provider": "ollama",
+        "llm_base_url": llm.url,
+        "llm_model": llm.model,
+        "read_retry_delay_s": 0.05,
+        "synthesis_reserve_s": 1.0,
+        # Tests ask faster than a person; the rate-limit tests set their own limits.
+        "rate_questions": "600/minute",
+        "rate_indexing": "600/minute",
+        **settings,
+    }
+    return Settings(**config)
+
+
 @asynccontextmanager
 async def stack(world: World, **settings: Any) -> AsyncIterator[Stack]:
     """Fakes plus the app with its production wiring, over ASGI."""
     async with AsyncExitStack() as es:
         llm = await es.enter_async_context(FakeLLM())
         searx = await es.enter_async_context(FakeSearxng(results_for(world)))
-        config: dict[str, Any] = {
-            "reader_addr": world.reader_addr,
-            "ranker_addr": world.ranker_addr,
-            "index_addr": world.index_addr,
-            "searxng_url": searx.url,
-            "llm_provider": "ollama",
-            "llm_base_url": llm.url,
-            "llm_model": llm.model,
-            "read_retry_delay_s": 0.05,
-            "synthesis_reserve_s": 1.0,
-            # Tests ask faster than a person; the rate-limit tests set their own limits.
-            "rate_questions": "600/minute",
-            "rate_indexing": "600/minute",
-            **settings,
-        }
-        app: FastAPI = create_app(Settings(**config))
+        app: FastAPI = create_app(stack_settings(world, llm, searx, **settings))
         await es.enter_async_context(app.router.lifespan_context(app))
         transport = httpx.ASGITransport(app=app)
         client = await es.enter_async_context(
             httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30)
         )
         yield Stack(client, llm, searx, app)
+
+
+@asynccontextmanager
+async def serve_production(settings: Settings) -> AsyncIterator[str]:
+    """The app as ``python -m orchestrator`` serves it (uvicorn with server_config's guarded
+    protocol and bounds, the app's own lifespan) on 127.0.0.1, port 0; yields its URL."""
+    import uvicorn
+    from orchestrator.api.http.server import server_config
+
+    server = uvicorn.Server(
+        server_config(create_app(settings), settings.model_copy(update={"port": 0}))
+    )
+    serving = asyncio.create_task(server.serve())
+    try:
+        await until(lambda: bool(server.started and server.servers) or serving.done(), 60)
+        assert server.started, "uvicorn did not start"
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await serving
 
 
 def of(events: list[dict[str, Any]], type_: str) -> list[dict[str, Any]]:

@@ -15,15 +15,17 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from orchestrator.api.http.server import server_config
-from orchestrator.app import create_app
 from orchestrator.config import Settings
 
 from services.orchestrator.tests.fakes.fake_llm import FakeLLM
 from services.orchestrator.tests.fakes.fake_searxng import FakeSearxng
 from services.orchestrator.tests.integration.corpus_support import corpus_world
-from services.orchestrator.tests.integration.support import World, results_for
+from services.orchestrator.tests.integration.support import (
+    World,
+    results_for,
+    serve_production,
+    stack_settings,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 __all__ = ["corpus_world"]  # the fixture, imported so pytest finds it here
@@ -32,42 +34,13 @@ EVIL = {"Host": "attacker.example"}
 
 
 @asynccontextmanager
-async def serve(settings: Settings) -> AsyncIterator[str]:
-    """The app as production serves it (uvicorn, guarded protocol), on 127.0.0.1, port 0."""
-    server = uvicorn.Server(server_config(create_app(settings), settings))
-    task = asyncio.create_task(server.serve())
-    try:
-        for _ in range(500):
-            if server.started or task.done():
-                break
-            await asyncio.sleep(0.02)
-        assert server.started, "uvicorn did not start"
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
-
-
-@asynccontextmanager
 async def served_stack(world: World, **settings: Any) -> AsyncIterator[tuple[str, FakeLLM]]:
     """Scripted LLM and SearXNG plus the production app over ``world``, served by uvicorn."""
     async with AsyncExitStack() as es:
         llm = await es.enter_async_context(FakeLLM())
         searx = await es.enter_async_context(FakeSearxng(results_for(world)))
-        config = Settings(
-            port=0,
-            reader_addr=world.reader_addr,
-            ranker_addr=world.ranker_addr,
-            index_addr=world.index_addr,
-            searxng_url=searx.url,
-            llm_provider="ollama",
-            llm_base_url=llm.url,
-            llm_model=llm.model,
-            synthesis_reserve_s=1.0,
-            **settings,
-        )
-        yield await es.enter_async_context(serve(config)), llm
+        config = stack_settings(world, llm, searx, **settings)
+        yield await es.enter_async_context(serve_production(config)), llm
 
 
 def _events(reply: httpx.Response) -> list[dict[str, Any]]:
@@ -154,7 +127,7 @@ def _raw(port: int, data: bytes) -> socket.socket:
 
 async def test_a_huge_header_is_refused_early(tmp_path: Path) -> None:
     settings = Settings(port=0, max_header_bytes=64 * 1024)
-    async with serve(settings) as api:
+    async with serve_production(settings) as api:
         port = int(api.rsplit(":", 1)[1])
 
         def send_huge() -> tuple[int, bytes]:
@@ -178,7 +151,7 @@ async def test_a_huge_header_is_refused_early(tmp_path: Path) -> None:
 
 async def test_slow_header_connections_are_closed() -> None:
     settings = Settings(port=0, header_timeout_s=1.0, max_client_connections=64)
-    async with serve(settings) as api:
+    async with serve_production(settings) as api:
         port = int(api.rsplit(":", 1)[1])
         readers = []
         for _ in range(40):

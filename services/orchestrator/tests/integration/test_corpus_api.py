@@ -14,7 +14,7 @@ import pytest
 from index.config import Settings as IndexSettings
 from index.corpus import Corpus
 from index.server import build_server as build_index
-from ranker.analyzer import Analyzer, AnalyzerConfig
+from quarry_text.analyzer import Analyzer, AnalyzerConfig
 from reader.config import Settings as ReaderSettings
 from reader.extract import extract
 from reader.pool import ExtractorPool

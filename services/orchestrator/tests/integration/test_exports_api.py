@@ -1,7 +1,8 @@
 """Exports and run bundles through the real HTTP API (uvicorn, SQLite, the real reader and
 ranker, the scripted SearXNG and LLM): every format of a finished research run and of a
-conversation; owners only; a bundle with no secret in it that `quarry replay` replays with the
-network blocked, giving the run's report and citations."""
+conversation; owners only; a bundle with no secret in it that the replay (`quarry-replay`, here
+in this process) replays with the network blocked, giving the run's report and citations; and
+`quarry replay`, the client's command, running that program for its output and exit status."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from typing import Any
 
 import orjson
 import pytest
-from orchestrator.cli import main
+from orchestrator.replay import main as replay
+from quarry_cli.main import main
 
 from services.orchestrator.tests.integration.support import World, world
 from services.orchestrator.tests.integration.test_owners import ALICE, BOB, ROOT, auth, team
@@ -125,7 +127,7 @@ async def test_research_run_exports_and_its_bundle_replays_offline(
     bundle_file.write_bytes(bundle.content)
     printed = io.StringIO()
     with network_blocked() as attempts:
-        status = await asyncio.to_thread(main, ["replay", str(bundle_file), "--json"], printed)
+        status = await asyncio.to_thread(replay, [str(bundle_file), "--json"], printed)
     result = orjson.loads(printed.getvalue())
     assert attempts == []
     assert status == 0, result

@@ -18,18 +18,19 @@ from typing import Any
 import pytest
 import requests
 import schemathesis
-import uvicorn
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from orchestrator.api.http.server import server_config
-from orchestrator.app import create_app
-from orchestrator.config import Settings
 from schemathesis import GenerationMode
 
 from services.orchestrator.tests.fakes.fake_llm import FakeLLM
 from services.orchestrator.tests.fakes.fake_searxng import FakeSearxng
 from services.orchestrator.tests.integration.research_support import research_reply
-from services.orchestrator.tests.integration.support import results_for, serve_world
+from services.orchestrator.tests.integration.support import (
+    results_for,
+    serve_production,
+    serve_world,
+    stack_settings,
+)
 
 # About 90 s on a quiet 2-core machine; every operation gets drawn many times over.
 CASES = 400
@@ -73,35 +74,24 @@ class Served:
         ):
             # Uploads on, so the fuzz reaches their checks (off, every upload is a plain 503).
             uploads = Path(tempfile.mkdtemp(prefix="quarry-fuzz-uploads-"))
-            config = Settings(
+            config = stack_settings(
+                world,
+                llm,
+                searx,
                 upload_dir=str(uploads),
-                port=0,
-                reader_addr=world.reader_addr,
-                ranker_addr=world.ranker_addr,
-                index_addr=world.index_addr,
-                searxng_url=searx.url,
                 llm_provider="openai",
-                llm_base_url=llm.url,
-                llm_model=llm.model,
                 question_budget_s=30,
-                synthesis_reserve_s=1,
                 research_review_delay_s=0,
                 # a fuzz is many clients in one: counted, but never stopped by the limits
                 rate_questions="100000/minute",
                 rate_research="100000/minute",
                 rate_indexing="100000/minute",
             )
-            server = uvicorn.Server(server_config(create_app(config), config))
-            serving = asyncio.create_task(server.serve())
-            async with asyncio.timeout(60):
-                while not server.started:  # noqa: ASYNC110 - uvicorn offers no event
-                    await asyncio.sleep(0.02)
-            self.url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-            self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
-            self._ready.set()
-            await self._stop.wait()
-            server.should_exit = True
-            await serving
+            async with serve_production(config) as url:
+                self.url = url
+                self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
+                self._ready.set()
+                await self._stop.wait()
             shutil.rmtree(uploads, ignore_errors=True)
 
 

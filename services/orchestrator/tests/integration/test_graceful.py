@@ -1,7 +1,8 @@
 """Degrade, don't fail (issue 15 part 2), through the real HTTP API and production wiring with
 real reader and ranker servers and the scripted SearXNG and LLM servers: search down or off
 answers from the model alone, clearly labelled; small talk makes no search; a structured call
-that times out takes its default; a model that sends no answer token ends in an error."""
+that times out takes its default; a model that sends no answer token (within the call's timeout,
+the first-token deadline or the question's budget) ends in an error or takes its default."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 from typing import Any
 
 import pytest
+from orchestrator.config import Settings
 
 from services.orchestrator.tests.fakes.fake_llm import Hang, Say
 from services.orchestrator.tests.integration.support import (
@@ -110,24 +112,54 @@ async def test_a_judge_call_that_times_out_takes_its_default_and_the_run_goes_on
     assert answer(events)
 
 
-async def test_a_plan_call_that_times_out_searches_the_question_as_asked(world: World) -> None:
-    async with stack(world, llm_timeout_s=0.5) as s:
+async def test_the_default_first_token_deadline_is_well_inside_the_question_budget() -> None:
+    fields = Settings.model_fields  # the defaults, whatever this shell's environment says
+    first_token = fields["llm_first_token_timeout_s"].default
+    assert first_token <= fields["question_budget_s"].default / 4
+
+
+# Budgets no test waits out: only the first-token deadline can end these calls in time.
+LONG = {"question_budget_s": 3000, "llm_timeout_s": 3000, "llm_provider": "openai"}
+# The two limits a silent model runs into: the call's own timeout, or (with budgets no test
+# waits out) the first-token deadline, which costs that deadline and not the question's budget.
+CALL_TIMEOUT = {"llm_timeout_s": 0.5}
+NO_FIRST_TOKEN = {"llm_first_token_timeout_s": 0.5, **LONG}
+
+
+@pytest.mark.parametrize("limits", [CALL_TIMEOUT, NO_FIRST_TOKEN], ids=["timeout", "first-token"])
+async def test_a_plan_call_that_times_out_searches_the_question_as_asked(
+    world: World, limits: dict[str, Any]
+) -> None:
+    async with stack(world, **limits) as s:
         s.llm.queue("plan", Hang())
-        events = await asyncio.wait_for(s.ask("what causes tides"), 20)
+        s.llm.queue("judge", Hang(), judge("sufficient"))
+        events = await asyncio.wait_for(s.ask("what causes tides"), 60)
+    assert s.llm.calls[0].stream is True  # structured calls stream, so "first token" exists
     assert "llm_timeout" in codes(events)
-    assert s.searx.queries[0] == "what causes tides"
+    assert s.searx.queries[0] == "what causes tides"  # the plan's default: search as asked
     assert status(events) == "answered"
+    assert answer(events)
 
 
-async def test_a_model_that_sends_no_answer_token_ends_in_an_error(world: World) -> None:
-    # the question's budget runs out long before LLM_FIRST_TOKEN_TIMEOUT_S (120 s)
-    async with stack(world, question_budget_s=4, synthesis_reserve_s=2) as s:
+@pytest.mark.parametrize(
+    ("limits", "code", "says"),
+    [
+        # the question's budget runs out long before LLM_FIRST_TOKEN_TIMEOUT_S (120 s)
+        ({"question_budget_s": 4, "synthesis_reserve_s": 2}, "no_answer", "url"),
+        (NO_FIRST_TOKEN, "llm_unavailable", "LLM_FIRST_TOKEN_TIMEOUT_S"),
+    ],
+    ids=["budget", "first-token"],
+)
+async def test_a_model_that_sends_no_answer_token_ends_in_an_error(
+    world: World, limits: dict[str, Any], code: str, says: str
+) -> None:
+    async with stack(world, **limits) as s:
         s.llm.queue("judge", judge("sufficient"))
         s.llm.queue("synthesis", Hang())
-        events = await asyncio.wait_for(s.ask(), 20)
+        events = await asyncio.wait_for(s.ask(), 60)
     (error,) = of(events, "error")
-    assert error["code"] == "no_answer"
-    assert s.llm.url in error["message"]
+    assert error["code"] == code
+    assert (s.llm.url if says == "url" else says) in error["message"]
     assert status(events) == "error"
     assert not of(events, "answer.completed")
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 from orchestrator.adapters.store.sqlite import SqliteStore
-from orchestrator.cli import main
 from orchestrator.core.research.state import ResearchState
 from orchestrator.core.store import RunRecord, StoredEvent
+from quarry_cli.main import main
 
 from services.orchestrator.tests.fakes.fake_llm import Fail, Hang, Say
 from services.orchestrator.tests.fakes.llm_script import Call, Reply
@@ -443,7 +443,7 @@ async def test_cli_writes_the_report_to_a_file(world: World, tmp_path: Path) -> 
 async def test_ctrl_c_cancels_the_run_and_prints_the_partial_report(world: World) -> None:
     async with research_app(world, research_max_evaluations=0) as (api, f):
         f.llm.queue("synthesis", Hang(after_tokens=3))
-        code = "from orchestrator.cli import entrypoint; entrypoint()"
+        code = "from quarry_cli.main import entrypoint; entrypoint()"
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-c",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import grpc
@@ -40,13 +41,11 @@ class SlowStartReader(FakeExtractReader):
         return await super().Extract(request, context)
 
 
-async def test_a_refresh_where_every_file_failed_is_tried_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "a.md").write_text("# A\n\nAlpha text about quarries.\n")
-    (tmp_path / "b.md").write_text("# B\n\nBeta text about answers.\n")
-    monkeypatch.setattr(service_module, "STARTUP_BACKOFF_S", (0.01, 0.01))
-    ranker, reader = FakeCorpusRanker(), SlowStartReader(cold=2)
+@asynccontextmanager
+async def background(
+    tmp_path: Path, ranker: FakeCorpusRanker, reader: FakeExtractReader
+) -> AsyncIterator[CorpusService]:
+    """A corpus service over ``tmp_path`` (no rescan), over real gRPC to the two doubles."""
     async with AsyncExitStack() as stack:
         channels = []
         for servicer in (ranker, reader):
@@ -58,9 +57,30 @@ async def test_a_refresh_where_every_file_failed_is_tried_again(
             channels.append(channel)
         corpus = CorpusClient(channels[0], limit=asyncio.Semaphore(4))
         indexer = Indexer(corpus, Extractor(channels[1]), max_file_bytes=65536, concurrency=2)
-        service = CorpusService(
+        yield CorpusService(
             corpus, indexer, corpus_dir=str(tmp_path), allow_any_path=False, rescan_s=0
         )
+
+
+async def test_a_refresh_where_every_file_failed_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.md").write_text("# A\n\nAlpha text about quarries.\n")
+    (tmp_path / "b.md").write_text("# B\n\nBeta text about answers.\n")
+    monkeypatch.setattr(service_module, "STARTUP_BACKOFF_S", (0.01, 0.01))
+    ranker, reader = FakeCorpusRanker(), SlowStartReader(cold=2)
+    async with background(tmp_path, ranker, reader) as service:
         await asyncio.wait_for(service.run_background(), 10)
     assert len(reader.extracted) == 4  # both files twice: the cold start, then the retry
     assert len(ranker.corpus.committed) == 2
+
+
+async def test_every_file_failing_is_tried_through_the_backoff_table_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.md").write_text("# A\n\nAlpha text about quarries.\n")
+    monkeypatch.setattr(service_module, "STARTUP_BACKOFF_S", (0.01, 0.01))
+    ranker, reader = FakeCorpusRanker(), SlowStartReader(cold=100)  # never warms up
+    async with background(tmp_path, ranker, reader) as service:
+        await asyncio.wait_for(service.run_background(), 10)  # returns: no rescan configured
+    assert len(reader.extracted) == 3  # the first try and one per entry of the table

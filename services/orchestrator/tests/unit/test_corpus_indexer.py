@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,8 +16,13 @@ import pytest_asyncio
 from orchestrator.adapters.corpus.indexer import Counts, FolderMissing, Indexer
 from orchestrator.adapters.corpus.scan import doc_id
 from orchestrator.adapters.grpc.corpus import CorpusClient, Extractor
+from quarry.v1 import reader_pb2
 
-from services.orchestrator.tests.unit.corpus_doubles import FakeCorpusRanker, FakeExtractReader
+from services.orchestrator.tests.unit.corpus_doubles import (
+    Ctx,
+    FakeCorpusRanker,
+    FakeExtractReader,
+)
 from services.orchestrator.tests.unit.doubles import grpc_server
 
 GOOD = 300
@@ -56,7 +61,16 @@ def make_corpus(root: Path, n: int = GOOD) -> None:
 
 @pytest_asyncio.fixture
 async def env(tmp_path: Path) -> AsyncIterator[Env]:
-    ranker, reader = FakeCorpusRanker(), FakeExtractReader()
+    async with indexer_env(tmp_path, FakeExtractReader()) as made:
+        yield made
+
+
+@asynccontextmanager
+async def indexer_env(
+    tmp_path: Path, reader: FakeExtractReader, retry_delay_s: float = 0.5
+) -> AsyncIterator[Env]:
+    """The indexer over real gRPC to a fake index and ``reader``."""
+    ranker = FakeCorpusRanker()
     async with AsyncExitStack() as stack:
         channels = []
         for servicer in (ranker, reader):
@@ -67,7 +81,13 @@ async def env(tmp_path: Path) -> AsyncIterator[Env]:
             stack.push_async_callback(channel.close)
             channels.append(channel)
         corpus = CorpusClient(channels[0], limit=asyncio.Semaphore(4))
-        indexer = Indexer(corpus, Extractor(channels[1]), max_file_bytes=64 * 1024, concurrency=4)
+        indexer = Indexer(
+            corpus,
+            Extractor(channels[1]),
+            max_file_bytes=64 * 1024,
+            concurrency=4,
+            retry_delay_s=retry_delay_s,
+        )
         root = tmp_path / "corpus"
         root.mkdir()
         yield Env(indexer, ranker, reader, root)
@@ -204,3 +224,43 @@ async def test_a_full_staging_area_is_committed_and_the_run_goes_on(env: Env) ->
     assert (result.status, result.counts.added) == ("ok", 600)
     assert env.ranker.corpus.commits == 2  # one forced by the bound, one at the end
     assert len(env.ranker.corpus.committed) == 600
+
+
+class FlakyReader(FakeExtractReader):
+    """Answers the first ``down`` extractions with ``code``, as a reader that is restarting."""
+
+    def __init__(self, down: int, code: grpc.StatusCode = grpc.StatusCode.UNAVAILABLE) -> None:
+        super().__init__()
+        self.down, self.code, self.tries = down, code, 0
+
+    async def Extract(
+        self, request: reader_pb2.ExtractRequest, context: Ctx
+    ) -> reader_pb2.ReadResponse:
+        self.tries += 1
+        if self.tries <= self.down:
+            await context.abort(self.code, "restarting")
+        return await super().Extract(request, context)
+
+
+@pytest.mark.parametrize(
+    ("down", "code", "status", "calls"),
+    [
+        (2, grpc.StatusCode.UNAVAILABLE, "ok", 3),  # two transient failures, then indexed
+        (9, grpc.StatusCode.UNAVAILABLE, "aborted", 3),  # EXTRACT_ATTEMPTS, then the run stops
+        (9, grpc.StatusCode.INVALID_ARGUMENT, "ok", 1),  # a refusal is final at once
+    ],
+)
+async def test_extraction_retries_transient_failures_only(
+    tmp_path: Path, down: int, code: grpc.StatusCode, status: str, calls: int
+) -> None:
+    reader = FlakyReader(down, code)
+    async with indexer_env(tmp_path, reader, retry_delay_s=0.01) as made:
+        (made.root / "a.md").write_text("# A\n\nAlpha.\n")
+        result = await made.indexer.refresh(str(made.root))
+    assert (result.status, reader.tries) == (status, calls)
+    if status == "aborted":
+        assert "the reader is unavailable (UNAVAILABLE)" in (result.error or "")
+    elif code == grpc.StatusCode.INVALID_ARGUMENT:
+        assert result.counts.failed == 1
+    else:
+        assert result.counts.added == 1

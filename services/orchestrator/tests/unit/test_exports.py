@@ -20,7 +20,6 @@ import orjson
 import pytest
 import rispy
 from bibtexparser.entrypoint import parse_string
-from orchestrator import cli_export
 from orchestrator.adapters.exports import render
 from orchestrator.adapters.exports.pdf import PdfFailed, PdfRenderer
 from orchestrator.adapters.exports.render import FORMATS, export
@@ -30,6 +29,7 @@ from orchestrator.core.research.views import report_markdown
 from orchestrator.core.sessions import Session, Turn
 from orchestrator.core.store import RunRecord
 from pypdf import PdfReader
+from quarry_cli import export as cli_export
 
 CHROMIUM = "/usr/bin/chromium"
 needs_chromium = pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason="no Chromium")

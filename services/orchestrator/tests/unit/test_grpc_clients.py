@@ -46,13 +46,15 @@ class FlakyReader(FakeReader):
 
 
 @asynccontextmanager
-async def reader_client(servicer: FakeReader | None) -> AsyncIterator[ReaderClient]:
+async def reader_client(
+    servicer: FakeReader | None, retry_delay_s: float = 0.01
+) -> AsyncIterator[ReaderClient]:
     """A client for ``servicer`` on a real server (None: nothing listens)."""
     server = grpc_server(servicer) if servicer is not None else None
     port = await server.start() if server is not None else free_port()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     try:
-        yield ReaderClient(channel, limit=asyncio.Semaphore(4), retry_delay_s=0.01)
+        yield ReaderClient(channel, limit=asyncio.Semaphore(4), retry_delay_s=retry_delay_s)
     finally:
         await channel.close()
         if server is not None:
@@ -66,6 +68,19 @@ async def test_one_retry_after_a_network_error(first: grpc.StatusCode | str) -> 
         page = await client.read("http://a.test/", timeout=5)
     assert (page.status, page.attempts, page.markdown) == ("OK", 2, "text")
     assert page.usable
+
+
+@pytest.mark.parametrize("first", [grpc.StatusCode.UNAVAILABLE, "NETWORK_ERROR"])
+async def test_no_retry_without_time_for_it(first: grpc.StatusCode | str) -> None:
+    # The pause before the retry (60 s) would outlast the read's budget (5 s): the first
+    # answer stands (the reader down, or the network error as it came).
+    async with reader_client(FlakyReader(first), retry_delay_s=60) as client:
+        if first == "NETWORK_ERROR":
+            page = await client.read("http://a.test/", timeout=5)
+            assert (page.status, page.attempts) == ("NETWORK_ERROR", 1)
+        else:
+            with pytest.raises(ReaderUnavailable):
+                await client.read("http://a.test/", timeout=5)
 
 
 async def test_other_failures_are_not_retried() -> None:
@@ -203,3 +218,14 @@ async def test_a_ranker_without_the_support_model_is_unavailable_for_support() -
         with pytest.raises(RankerUnavailable):
             await client.check_support([("Cats purr.", ["Cats purr."])], timeout=5)
     await server.stop(0)
+async def test_pages_the_ranker_holds_are_remembered_within_a_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from orchestrator.adapters.grpc import ranker as ranker_module
+
+    monkeypatch.setattr(ranker_module, "KNOWN_PAGES", 2)
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{free_port()}") as channel:
+        client = RankerClient(channel, limit=asyncio.Semaphore(1))
+        for url in ("a", "b", "c"):
+            client._remember((url, "h"))
+        assert set(client._known) == {("b", "h"), ("c", "h")}  # the oldest went

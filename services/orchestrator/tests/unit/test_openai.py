@@ -99,3 +99,24 @@ async def test_no_authorization_header_without_key(http: httpx.AsyncClient) -> N
     async with FakeLLM() as fake:
         await OpenAIClient(fake.url, http, LLMOptions(model="m")).ping(timeout=2)
     assert "authorization" not in fake.requests[0].headers
+
+
+@pytest.mark.parametrize("tools", [False, True], ids=["answers", "tool-calls"])
+async def test_one_sse_line_parser_for_answers_and_tool_calls(
+    tools: bool, http: httpx.AsyncClient
+) -> None:
+    # The tool-call stream reuses the answer stream's framing (OpenAIClient._event): comments,
+    # other SSE fields, [DONE] and malformed or error events read the same in both.
+    from orchestrator.adapters.llm.tools import _ToolStream
+
+    kind = _ToolStream if tools else OpenAIClient
+    client = kind("http://127.0.0.1:9/v1", http, LLMOptions(model="m"))
+    url = "http://127.0.0.1:9/v1/chat/completions"
+    for line in (": ping - 2026-11-27 10:00:00", "event: message", "id: 3", "retry: 100"):
+        assert client._parse_line(line, url) == ("", "more")
+    assert client._parse_line("data: [DONE]", url) == ("", "done")
+    chunk = '{"choices": [{"delta": {"content": "hi"}, "finish_reason": null}]}'
+    assert client._parse_line(f"data: {chunk}", url) == ("hi", "more")
+    for bad in ("data: not json", "data: [1, 2]", 'data: {"error": {"message": "overloaded"}}'):
+        with pytest.raises(LLMError):
+            client._parse_line(bad, url)

@@ -109,3 +109,15 @@ async def test_store_round_trip_on_a_file(tmp_path: Path) -> None:
         assert await reopened.get_run("new") is not None
     finally:
         await reopened.close()
+
+
+async def test_one_row_mapping_for_every_database() -> None:
+    # SQLite's rows end at owner, PostgreSQL's carry lease_owner after it: one constructor reads
+    # both (adapters/store/sqlite.py and pg.py), and as_row is its inverse.
+    run = RunRecord(
+        "r1", "q", "deep-research", "done", "report", "s1", {"plan": ["a"]}, 1.0, 2.0, 3.0, 7, "ann"
+    )
+    assert RunRecord.from_row(run.as_row()) == run
+    held = RunRecord.from_row((*run.as_row(), "worker-2"))
+    assert held.lease_owner == "worker-2"
+    assert held.state == {"plan": ["a"]}

@@ -106,6 +106,21 @@ def test_cache_entries_expire() -> None:
     assert cache.get(("q",)) is None
 
 
+def test_cache_keeps_the_most_recently_used_within_its_size() -> None:
+    cache = SearchCache(ttl_s=10, size=2)
+    hit = SearchResponse([SearchHit("https://a.test/", "a", "", 1)])
+    cache.put(("a",), hit)
+    cache.put(("b",), hit)
+    assert cache.get(("a",)) is not None  # a is now the most recent
+    cache.put(("c",), hit)
+    assert cache.get(("b",)) is None
+    assert cache.get(("a",)) is not None
+    assert cache.get(("c",)) is not None
+    cache.put(("empty",), SearchResponse([]))  # nothing worth keeping, nothing evicted
+    assert cache.get(("empty",)) is None
+    assert cache.get(("a",)) is not None
+
+
 async def test_rate_limit_waits_or_refuses_within_the_time_given() -> None:
     rates = BackendRates({"brave": "1/second"})
     await rates.acquire("brave", within=5)

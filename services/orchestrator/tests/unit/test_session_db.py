@@ -66,3 +66,16 @@ async def test_store_loads_from_the_database_after_a_restart(tmp_path: Path) -> 
         assert fresh.persistent
     finally:
         await db.close()
+
+
+def test_one_turn_row_mapping_for_every_database() -> None:
+    # Both session databases (SQLite, PostgreSQL) read and write turns through these two.
+    policy = {"dropped": [{"url": "https://b.test/", "rule": "deny"}]}
+    original = Turn("q", "a", ({"n": 1, "url": "https://a.test/"},), "answered", 5.0, policy)
+    row = original.as_row()
+    # sources and policy are JSON text in the database
+    assert isinstance(row[2], str)
+    assert isinstance(row[5], str)
+    back = Turn.from_row(row)
+    assert back == original
+    assert back.policy == policy  # policy is left out of ==, so check it apart

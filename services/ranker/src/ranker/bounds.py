@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ranker.analyzer import Analyzer
+from quarry_text.analyzer import Analyzer
+
 from ranker.errors import BoundExceededError
 
 MAX_QUERY_TOKENS = 128

@@ -15,7 +15,7 @@ class Settings(BaseServiceSettings):
     )
 
     port: Port = 50052
-    # Analyser steps; the defaults were chosen by measurement (see ranker/analyzer.py).
+    # Analyser steps; the defaults were chosen by measurement (libs/text: quarry_text/analyzer.py).
     stem: bool = True
     stopwords: bool = True
     # CPU-heavy calls (RankChunks, large RankResults) running at once in worker threads;

@@ -1,8 +1,11 @@
-"""Domain types of the ranker (plain frozen dataclasses; no proto)."""
+"""Domain types of the ranker (plain frozen dataclasses; no proto); pages and their chunks
+are the text library's (:mod:`quarry_text.chunking`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from quarry_text.chunking import Chunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,25 +31,6 @@ class RankedResult:
     lexical_rank: int | None  # None when no query term matched
     rrf_score: float
     rank: int
-
-
-@dataclass(frozen=True, slots=True)
-class Page:
-    """A page the reader extracted, as markdown."""
-
-    url: str
-    title: str
-    markdown: str
-
-
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """A passage of a page; ``index`` is its 0-based position within the page."""
-
-    url: str
-    title: str
-    text: str
-    index: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """RankPassages: the evidence for a question, chosen within a token budget; pure (no I/O).
 
 Pages are split into sentence-aware passages of about ``passage_words`` words
-(:func:`ranker.chunking.chunk_page`: paragraphs packed greedily, long ones split at sentence
+(:func:`quarry_text.chunking.chunk_page`: paragraphs packed greedily, long ones split at sentence
 ends, headings kept with their text). Every query (the question, its rewrite, gap queries)
 ranks the passages twice: BM25 over the call's passages, and, when vectors are available,
 cosine similarity over every passage or, past ``2 * dense_candidates`` passages, over a
@@ -22,19 +22,18 @@ estimated tokens is spent.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
-
-from ranker.analyzer import Analyzer
-from ranker.chunking import chunk_page, dedupe_chunks
-from ranker.chunks import scores_from_counts
-from ranker.model import Chunk, Page
-from ranker.rrf import fuse
-from ranker.termcounts import term_counts
+from quarry_embed.batches import batches
+from quarry_text.analyzer import Analyzer
+from quarry_text.bm25 import scores_from_counts
+from quarry_text.chunking import Chunk, Page, chunk_page, dedupe_chunks
+from quarry_text.rrf import fuse
+from quarry_text.termcounts import term_counts
 
 Vectors = npt.NDArray[np.float32]
 CHARS_PER_TOKEN = 4
@@ -148,7 +147,9 @@ def _dense_lists(
     q_vectors = embedder.embed(list(queries))
     done = [
         embedder.embed(batch)
-        for batch in _batches([texts[i] for i in shortlist], until=deadline, first_free=True)
+        for batch in batches(
+            [texts[i] for i in shortlist], DENSE_BATCH, until=deadline, first_free=True
+        )
     ]
     p_vectors = np.concatenate(done)
     shortlist = shortlist[: len(p_vectors)]
@@ -173,28 +174,13 @@ def prepare_candidates(
     return [page.passages[i] for i in picked]
 
 
-def _batches(
-    texts: Sequence[str],
-    *,
-    until: float,
-    stop: Callable[[], bool] = lambda: False,
-    first_free: bool = False,
-) -> Iterator[list[str]]:
-    """``texts`` in batches of DENSE_BATCH, best first, until ``until`` (monotonic) passes or
-    ``stop()`` says so; ``first_free``: the first batch comes whatever the time."""
-    for start in range(0, len(texts), DENSE_BATCH):
-        if not (first_free and start == 0) and (stop() or time.monotonic() > until):
-            return
-        yield list(texts[start : start + DENSE_BATCH])
-
-
 def embed_in_batches(
     embedder: Embeds, texts: Sequence[str], *, until: float, stop: Callable[[], bool]
 ) -> int:
     """Embed ``texts`` (the cache keeps the vectors) in small batches until done, ``until``
     (monotonic) passes or ``stop()`` says so; returns how many were embedded."""
     done = 0
-    for batch in _batches(texts, until=until, stop=stop):
+    for batch in batches(texts, DENSE_BATCH, until=until, stop=stop):
         embedder.embed(batch)
         done += len(batch)
     return done

@@ -16,15 +16,15 @@ import logging
 import re
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import grpc
+from cachetools import LRUCache
 from opentelemetry import trace
 from quarry.v1 import ranker_pb2
+from quarry_text.analyzer import Analyzer
 
-from ranker.analyzer import Analyzer
 from ranker.bounds import check_query
 from ranker.errors import BoundExceededError, InvalidRequestError
 from ranker.passages import (
@@ -62,11 +62,11 @@ def content_hash(markdown: str) -> str:
 
 
 class PageCache:
-    """Prepared pages by (url, content hash, passage size); bounded LRU, thread-safe."""
+    """Prepared pages by (url, content hash, passage size); bounded LRU (cachetools'
+    ``LRUCache``), thread-safe."""
 
     def __init__(self, max_pages: int) -> None:
-        self._max = max_pages
-        self._pages: OrderedDict[tuple[str, str, int], PreparedPage] = OrderedDict()
+        self._pages: LRUCache[tuple[str, str, int], PreparedPage] = LRUCache(max_pages)
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -74,17 +74,11 @@ class PageCache:
 
     def get(self, key: tuple[str, str, int]) -> PreparedPage | None:
         with self._lock:
-            page = self._pages.get(key)
-            if page is not None:
-                self._pages.move_to_end(key)
-            return page
+            return self._pages.get(key)  # a hit becomes the most recently used
 
     def put(self, key: tuple[str, str, int], page: PreparedPage) -> None:
         with self._lock:
-            self._pages[key] = page
-            self._pages.move_to_end(key)
-            while len(self._pages) > self._max:
-                self._pages.popitem(last=False)
+            self._pages[key] = page  # the least recently used go
 
 
 def _optional(request: ranker_pb2.RankPassagesRequest, name: str, default: int, hi: int) -> int:

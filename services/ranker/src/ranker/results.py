@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ranker.analyzer import Analyzer
-from ranker.bm25f import bm25f_scores
+from quarry_text.analyzer import Analyzer
+from quarry_text.bm25f import bm25f_scores
+from quarry_text.rrf import DEFAULT_K, rrf_scores
+
 from ranker.model import RankedResult, SearchResult
-from ranker.rrf import DEFAULT_K, rrf_scores
 from ranker.urls import merge_duplicates
 
 

@@ -14,13 +14,14 @@ from quarry.v1 import ranker_pb2, ranker_pb2_grpc
 from quarry_common.threads import in_thread
 from quarry_embed import CachedEmbedder, load_or_none
 from quarry_rerank import Reranker, SupportChecker, label_for
+from quarry_text.analyzer import Analyzer, AnalyzerConfig
+from quarry_text.chunking import Page
 
-from ranker.analyzer import Analyzer, AnalyzerConfig
 from ranker.bounds import check_query
 from ranker.chunks import ChunksParams, rank_chunks
 from ranker.config import Settings
 from ranker.errors import BoundExceededError, InvalidRequestError
-from ranker.model import Page, RankedResult, ScoredChunk, SearchResult
+from ranker.model import RankedResult, ScoredChunk, SearchResult
 from ranker.passages import Embeds, PassageParams
 from ranker.passages_rpc import PageCache, PassageRpcs
 from ranker.rerank import RerankParams

@@ -1,19 +1,14 @@
-"""Chunk ranking: bm25s scores against oracles, ordering, one_per_url, bounds."""
+"""Chunk ranking: ordering, one_per_url, bounds (BM25 itself: libs/text/tests/unit/test_bm25.py)."""
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rank_bm25 import BM25Okapi
-from ranker.analyzer import Analyzer
-from ranker.chunks import BM25_B, BM25_K1, ChunksParams, bm25_scores, rank_chunks
+from quarry_text.analyzer import Analyzer
+from quarry_text.chunking import Page
+from ranker.chunks import ChunksParams, rank_chunks
 from ranker.errors import BoundExceededError
-from ranker.model import Page
 
 ANALYZER = Analyzer()
 
@@ -28,55 +23,6 @@ CORPUS = [
     "",
     "Über Python — installing a venv on Debian, the “lightweight” way.",  # the token path
 ]
-QUERIES = ["install python on debian", "rust lifetimes borrow checker", "virtual environments pip"]
-
-
-class LuceneIdfOkapi(BM25Okapi):  # type: ignore[misc]  # rank_bm25 is untyped
-    """rank_bm25's Okapi BM25 with Lucene's idf, which bm25s uses; tf part times (k1 + 1)."""
-
-    def _calc_idf(self, nd: dict[str, int]) -> None:
-        for word, df in nd.items():
-            self.idf[word] = math.log(1 + (self.corpus_size - df + 0.5) / (df + 0.5))
-
-
-def _direct_bm25(query: list[str], docs: list[list[str]], lengths: list[int]) -> list[float]:
-    """The Lucene BM25 formula written out (the oracle for bm25s's scores); ``docs`` are
-    analysed terms, ``lengths`` count every token (stop-words too)."""
-    n = len(docs)
-    avg = sum(lengths) / n
-    out = []
-    for doc, length in zip(docs, lengths, strict=True):
-        tf = Counter(doc)
-        score = 0.0
-        for term in query:
-            df = sum(term in d for d in docs)
-            if tf[term]:
-                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-                norm = BM25_K1 * (1 - BM25_B + BM25_B * length / avg)
-                score += idf * tf[term] / (tf[term] + norm)
-        out.append(score)
-    return out
-
-
-@pytest.mark.parametrize("query", QUERIES)
-def test_scores_match_the_formula_and_rank_bm25(query: str) -> None:
-    terms = ANALYZER.query_terms(query)
-    ours = bm25_scores(ANALYZER, terms, CORPUS)
-    full = [ANALYZER.terms(t) for t in CORPUS]
-    lengths = [len(ANALYZER.surface_tokens(t)) for t in CORPUS]
-    assert ours == pytest.approx(_direct_bm25(terms, full, lengths), rel=1e-5, abs=1e-6)
-    # rank_bm25 takes lengths from its token lists: pad with a token no query contains.
-    padded = [d + ["\x00"] * (n - len(d)) for d, n in zip(full, lengths, strict=True)]
-    oracle = LuceneIdfOkapi(padded, k1=BM25_K1, b=BM25_B).get_scores(terms) / (BM25_K1 + 1)
-    assert np.allclose(ours, oracle, rtol=1e-5, atol=1e-6)
-    assert max(ours) > 0
-
-
-def test_empty_query_and_empty_corpus_score_zero() -> None:
-    assert bm25_scores(ANALYZER, [], CORPUS) == [0.0] * len(CORPUS)
-    assert bm25_scores(ANALYZER, ["python"], []) == []
-    assert bm25_scores(ANALYZER, ["python"], ["", "..."]) == [0.0, 0.0]
-    assert bm25_scores(ANALYZER, ["python"], ["the of"]) == [0.0]
 
 
 def _pages() -> list[Page]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from ranker.analyzer import Analyzer
+from quarry_text.analyzer import Analyzer
 from ranker.passages import (
     PassageParams,
     PreparedPage,
@@ -213,3 +213,18 @@ def test_a_short_flag_finds_its_option_entry_on_a_man_page() -> None:
     params = PassageParams(budget_tokens=60, dense=False)
     best = rank_passages(ANALYZER, [question], [page], params).passages[0].text
     assert best.startswith("- -u\n- --set-upstream\n- For every branch")
+
+
+def test_page_cache_keeps_the_most_recently_used_within_its_bound() -> None:
+    from ranker.passages import PreparedPage
+    from ranker.passages_rpc import PageCache
+
+    cache = PageCache(2)
+    page = PreparedPage("u", "t", ("p",))
+    cache.put(("a", "h", 60), page)
+    cache.put(("b", "h", 60), page)
+    assert cache.get(("a", "h", 60)) is page  # a is now the most recent
+    cache.put(("c", "h", 60), page)
+    assert len(cache) == 2
+    assert cache.get(("b", "h", 60)) is None
+    assert cache.get(("a", "h", 60)) is page

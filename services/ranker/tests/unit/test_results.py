@@ -7,7 +7,7 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ranker.analyzer import Analyzer
+from quarry_text.analyzer import Analyzer
 from ranker.model import SearchResult
 from ranker.results import ResultsParams, rank_results
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 from quarry.v1 import ranker_pb2
-from ranker.analyzer import Analyzer
+from quarry_text.analyzer import Analyzer
 from ranker.config import Settings
 from ranker.errors import BoundExceededError, InvalidRequestError
 from ranker.service import RankerServicer, chunks_from_proto, results_from_proto

@@ -17,12 +17,12 @@ from pypdf import PdfReader
 from reader.content import decode
 from reader.metadata import page_metadata
 from reader.model import Extracted, Kind
+from reader.passes import combine
 
-# Measured with bench/reader/eval_extraction.py and bench/reader/bench_aeb.py: favor_recall
-# keeps headings and lists (the structure passages are cut by). favor_precision scores a higher
-# AEB F1 (0.967 with a recall retry under 800 characters) but drops headings and list blocks on
-# the generated article set (F1 0.995 -> 0.987), so it is not used.
-FAVOR_RECALL = True
+# Two Trafilatura passes, combined by reader.passes: favor_precision bounds the article,
+# favor_recall fills it (headings, lists, code precision loses) and rescues pages it empties.
+# Measured with bench/reader/bench_aeb.py (AEB F1 0.958 recall only -> 0.968) and
+# bench/reader/eval_extraction.py (generated articles keep their headings and lists).
 # Below this many characters of main text the passes are suspected of missing the content,
 # and Trafilatura's baseline extractor (article/paragraph/JSON-LD articleBody text) is tried;
 # its result is kept only if it is at least this long and twice as long as the first pass.
@@ -35,6 +35,10 @@ PAGE_BREAK = "\n\f\n"
 # "\\<The Palace>"); the escape splits words ("Writer_Kim" becomes "Writer" + "_Kim") for
 # every reader of the text. Structural characters (#, *, -, +, |, `) keep their escapes.
 _NEEDLESS_ESCAPE = re.compile(r"(?<!^)(?<!\\)\\([_~<>\[\]!(){}=])", re.MULTILINE)
+# Underline has no markdown form, so Trafilatura writes it as inline HTML; on the web it marks
+# links and emphasis, and the tag leaves a word "u" on either side of the text for every reader
+# (the ranker's BM25, the embedder). <sup>/<sub> carry meaning (x², H₂O) and stay.
+_UNDERLINE = re.compile(r"(?<!\\)</?u>")
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,7 @@ class Job:
     time_limit_s: float = 0.0
 
 
-def _main_text(tree: Any, url: str | None) -> str:
+def _markdown(tree: Any, url: str | None, *, precision: bool) -> str:
     # Comments off (they are not the page's content), tables and formatting kept as markdown.
     text = trafilatura.extract(
         tree,
@@ -59,19 +63,31 @@ def _main_text(tree: Any, url: str | None) -> str:
         include_comments=False,
         include_tables=True,
         include_formatting=True,
-        favor_recall=FAVOR_RECALL,
+        favor_precision=precision,
+        favor_recall=not precision,
     )
     return _unescape((text or "").strip())
 
 
+# Self-links inside headings (<h2><a href="#install">Installing</a></h2>, as blogs and
+# documentation generators write them) make Trafilatura drop the heading as link-dense.
+_HEADING_SELF_LINKS = "|".join(f"//h{n}//a[starts-with(@href, '#')]" for n in range(1, 7))
+
+
+def _main_text(tree: Any, url: str | None) -> str:
+    for link in tree.xpath(_HEADING_SELF_LINKS):
+        link.drop_tag()  # keeps the text and the tail
+    return combine(_markdown(tree, url, precision=True), _markdown(tree, url, precision=False))
+
+
 def _unescape(markdown: str) -> str:
-    """Drop needless backslash escapes outside code fences."""
+    """Drop needless backslash escapes and underline tags outside code fences."""
     lines, fenced = markdown.split("\n"), False
     for number, line in enumerate(lines):
         if line.lstrip().startswith("```"):
             fenced = not fenced
         elif not fenced:
-            lines[number] = _NEEDLESS_ESCAPE.sub(r"\1", line)
+            lines[number] = _NEEDLESS_ESCAPE.sub(r"\1", _UNDERLINE.sub("", line))
     return "\n".join(lines)
 
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, urljoin, urlsplit
+
+from quarry_common import addresses
+from quarry_common.addresses import IPAddress, IPNetwork, embedded_ipv4
 
 from reader.errors import ReadFailure
 from reader.model import Status
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+__all__ = ["AddressPolicy", "IPAddress", "IPNetwork", "Target", "embedded_ipv4", "parse_url"]
 
 MAX_URL_LENGTH = 2048
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -27,11 +28,6 @@ _NUMERIC_LABEL = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)$")
 # Characters kept as-is when re-quoting a path or query (RFC 3986 reserved + unreserved + %).
 _SAFE_PATH = "/%:@!$&'()*+,;=-._~"
 _SAFE_QUERY = _SAFE_PATH + "?"
-
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
-_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
-_IPV4_COMPAT = ipaddress.IPv6Network("::/96")
-_THIS_NETWORK = ipaddress.IPv4Network("0.0.0.0/8")
 
 
 @dataclass(frozen=True)
@@ -133,52 +129,8 @@ def resolve_reference(base: Target, location: str) -> Target:
     return parse_url(urljoin(base.url, location.strip()))
 
 
-def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 form carries (mapped, 6to4, NAT64, IPv4-compatible)."""
-    if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip.sixtofour is not None:
-        return ip.sixtofour
-    if ip in _NAT64 or (ip in _IPV4_COMPAT and int(ip) > 1):
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return None
-
-
-class AddressPolicy:
-    """Decides which resolved addresses the reader may connect to.
-
-    Refused by default: loopback, private, link-local (cloud metadata at 169.254.169.254),
-    CGNAT, multicast, reserved, unspecified, and IPv6 forms that embed or tunnel to those.
-    ``allow_private`` opens private, loopback, CGNAT and ULA ranges; link-local,
-    multicast, reserved and unspecified stay closed unless listed in ``allowed``.
-    """
-
-    def __init__(self, *, allow_private: bool = False, allowed: Sequence[IPNetwork] = ()) -> None:
-        self._allow_private = allow_private
-        self._allowed = tuple(allowed)
-
-    def reason(self, ip: IPAddress) -> str | None:
-        """Why ``ip`` is refused, or None when it may be contacted."""
-        if any(ip.version == net.version and ip in net for net in self._allowed):
-            return None
-        if isinstance(ip, ipaddress.IPv6Address):
-            if ip.scope_id:
-                return "scoped address"
-            inner = embedded_ipv4(ip)
-            if inner is not None:
-                return self.reason(inner)
-            if ip.teredo is not None or ip in _NAT64_LOCAL:
-                return "tunnel address"
-        if ip.is_loopback:  # before is_reserved: ::1 sits in the reserved ::/8
-            return None if self._allow_private else "private address"
-        if ip.is_unspecified or ip.is_multicast or ip.is_link_local or ip.is_reserved:
-            return "special-purpose address"
-        if ip.version == 4 and ip in _THIS_NETWORK:
-            return "special-purpose address"
-        if ip.is_global:
-            return None
-        # Everything left is private, loopback, CGNAT, ULA or documentation space.
-        return None if self._allow_private else "private address"
+class AddressPolicy(addresses.AddressPolicy):
+    """The shared address policy (quarry_common.addresses), raising the reader's failure."""
 
     def check(self, ip: IPAddress) -> None:
         """Raise ReadFailure(BLOCKED) when ``ip`` is refused."""

@@ -27,6 +27,14 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+from tenacity import (
+    AsyncRetrying,
+    before_sleep_log,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
+
 from reader.errors import ExtractionFailed, ExtractionTimeout, Overloaded, PoolClosed, WorkerCrashed
 from reader.fair import FairQueue
 
@@ -36,8 +44,10 @@ logger = logging.getLogger(__name__)
 _CTX = multiprocessing.get_context("spawn")
 # A fresh worker imports trafilatura and runs its warm-up job within this many seconds.
 WARM_UP_TIMEOUT_S = 60.0
-# Tries (with 1, 2, 4... s pauses) to start a replacement worker before the pool runs short.
+# Tries to start a replacement worker before the pool runs short, with pauses of
+# _REPLACE_WAIT_S, doubling (1, 2, 4, 8 s).
 _REPLACE_ATTEMPTS = 5
+_REPLACE_WAIT_S = 1.0
 # Memory page size, for reading a worker's resident set from /proc.
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 # How long a retiring worker may take to exit before it is killed.
@@ -182,6 +192,10 @@ class ExtractorPool:
         self._idle.append(worker)
         self._dispatch()
 
+    async def _add_worker_unless_closed(self) -> None:
+        if not self._closed:
+            await self._add_worker()
+
     def _dispatch(self) -> None:
         """Hand idle workers to the waiting jobs the fair queue picks."""
         while self._idle:
@@ -205,16 +219,17 @@ class ExtractorPool:
 
         async def replace() -> None:
             await asyncio.to_thread(worker.kill if kill else worker.retire)
-            for attempt in range(_REPLACE_ATTEMPTS):
-                if self._closed:
-                    return
-                try:
-                    await self._add_worker()
-                except Exception:
-                    logger.exception("could not start a replacement extraction worker")
-                    await asyncio.sleep(2**attempt)
-                else:
-                    return
+            retrying = AsyncRetrying(
+                stop=stop_after_attempt(_REPLACE_ATTEMPTS),
+                wait=wait_exponential(multiplier=_REPLACE_WAIT_S),
+                retry=retry_if_exception_type(Exception),  # not a cancellation (at close)
+                before_sleep=before_sleep_log(logger, logging.WARNING, exc_info=True),
+                reraise=True,
+            )
+            try:
+                await retrying(self._add_worker_unless_closed)
+            except Exception:
+                logger.exception("could not start a replacement extraction worker; giving up")
 
         task = asyncio.get_running_loop().create_task(replace())
         self._background.add(task)

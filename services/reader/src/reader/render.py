@@ -326,6 +326,10 @@ class _Interceptor:
         500 ms; the reader sees every request itself, so it can tell sooner."""
         loop = asyncio.get_running_loop()
         until = loop.time() + most_s
+        # Quiet counts from now at the earliest: a script's fetch() started while the document
+        # was parsed reaches the interceptor a moment after DOMContentLoaded, and a snapshot
+        # taken before then is the empty shell (single-page apps that load their text as JSON).
+        self._last_activity = max(self._last_activity, loop.time())
         while loop.time() < until:
             if self._in_flight == 0 and loop.time() - self._last_activity >= QUIET_S:
                 return
@@ -395,17 +399,17 @@ class _Interceptor:
         try:
             async with asyncio.timeout_at(self._end):
                 fetched = await self._fetcher.fetch(url, limits)
+            self._outcome.bytes += len(fetched.body)
+            headers = {"content-type": fetched.content_type} if fetched.content_type else {}
+            await route.fulfill(status=fetched.http_status, body=fetched.body, headers=headers)
         except ReadFailure as failure:
             self._refuse(url, f"{failure.status.value}: {failure.reason}", kind)
             await route.abort("blockedbyclient" if failure.status.value == "BLOCKED" else "failed")
-            return
         except TimeoutError:
             self._refuse(url, "timed out", kind)
             await route.abort("timedout")
-            return
         finally:
+            # In flight until the page has the reply (fulfilled), so the quiet period starts
+            # when its script can act on it.
             self._in_flight -= 1
             self._last_activity = loop.time()
-        self._outcome.bytes += len(fetched.body)
-        headers = {"content-type": fetched.content_type} if fetched.content_type else {}
-        await route.fulfill(status=fetched.http_status, body=fetched.body, headers=headers)

@@ -20,7 +20,7 @@ from quarry.v1 import reader_pb2, reader_pb2_grpc
 from reader.config import Settings
 from reader.server import ReaderServer, build_server
 
-from services.reader.tests.jspages import TIDE_FACT, js_routes
+from services.reader.tests.jspages import FERRY_FACT, TIDE_FACT, js_routes
 from services.reader.tests.pages import ARTICLE, PARAGRAPHS, HttpServer, fixed
 
 pytestmark = [
@@ -106,6 +106,21 @@ async def test_js_only_page_is_read_through_the_render_tier(
     assert "thin" in reply.render.reason
     assert "empty_root" in reply.render.reason
     assert reply.render.requests >= 1  # app.js, through the reader's fetcher
+
+
+async def test_a_page_whose_script_fetches_its_text_is_read_once_the_fetch_lands(
+    site: HttpServer,
+) -> None:
+    # The fetch starts as the document is parsed, and the DOM is written only once its reply
+    # is in: a snapshot taken before then is the empty root. A race, so read a few times (with
+    # a reader of its own: its domain memory would learn to render the site's plain pages).
+    async for stub in _serve(_settings()):
+        for _ in range(4):
+            reply = await _read(stub, site.url("/spa", host=SITE))
+            assert reply.status == Status.OK, (reply.error, reply.render)
+            assert reply.tier == "render", reply.markdown
+            assert FERRY_FACT in reply.markdown
+            assert reply.render.requests == 1  # spa.json, through the reader's fetcher
 
 
 async def test_plain_page_is_not_rendered(

@@ -5,7 +5,17 @@ from __future__ import annotations
 from reader.extract import RECALL_MIN_CHARS, Job, extract, extract_html
 from reader.model import Kind
 
-from services.reader.tests.pages import ARTICLE, JS_SHELL, PARAGRAPHS, PDF_LINES, make_pdf
+from services.reader.tests.pages import (
+    ARTICLE,
+    JS_SHELL,
+    PARAGRAPHS,
+    PDF_LINES,
+    REFERENCE,
+    REFERENCE_FACTS,
+    STRUCTURED,
+    STRUCTURED_PARAGRAPHS,
+    make_pdf,
+)
 
 
 def test_article_markdown_and_metadata() -> None:
@@ -17,6 +27,45 @@ def test_article_markdown_and_metadata() -> None:
     assert "About us" not in doc.markdown
     assert "---" not in doc.markdown.splitlines()[0]  # metadata header stripped
     assert (doc.language, doc.site_name, doc.published) == ("en", "Coastal History", "2021-03-04")
+
+
+def test_markdown_structure_survives_the_precision_pass() -> None:
+    # Trafilatura's precision pass alone drops every list here and both self-linked headings.
+    lines = [line.rstrip() for line in extract_html(STRUCTURED).markdown.splitlines()]
+    for expected in (
+        "- Readings every six minutes since 1893.",  # the lead list
+        "## Installing the logger",
+        "1. Unpack the logger and charge its battery overnight.",
+        "## Reading the archive",
+        "```",
+        "wc -l levels.csv",
+        "| level | Water level in millimetres |",
+        "- Corrections are stored beside the reading they amend.",  # the closing list
+        *STRUCTURED_PARAGRAPHS,
+    ):
+        assert expected in lines, expected
+    order = [lines.index(x) for x in ("## Installing the logger", "## Reading the archive")]
+    assert order[0] < lines.index(STRUCTURED_PARAGRAPHS[1]) < order[1]
+    text = "\n".join(lines)
+    assert "Related articles" not in text
+    assert "Ten harbour walks" not in text
+    assert "Copyright" not in text
+
+
+def test_a_reference_page_keeps_its_definition_list() -> None:
+    markdown = extract_html(REFERENCE).markdown
+    assert "## Invocation modes" in markdown
+    for fact in REFERENCE_FACTS:  # the precision pass alone drops the second
+        assert fact in markdown
+    assert "use FCGI;" in markdown
+
+
+def test_underline_tags_are_dropped() -> None:
+    body = "".join(f"<p>{p}</p>" for p in PARAGRAPHS[1:])
+    page = f"<html><body><article><p>The <u>breakwater</u> stands.</p>{body}</article></body>"
+    markdown = extract_html(page).markdown
+    assert "The breakwater stands." in markdown
+    assert "<u>" not in markdown
 
 
 def test_js_shell_has_no_content() -> None:

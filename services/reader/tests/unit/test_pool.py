@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
+from reader import pool as pool_module
 from reader.errors import ExtractionFailed, ExtractionTimeout, Overloaded, PoolClosed, WorkerCrashed
 from reader.pool import ExtractorPool
 
@@ -143,3 +144,34 @@ async def test_failed_warm_up_stops_the_start() -> None:
     assert err.group_contains(RuntimeError)
     assert not p._all
     await p.close()
+
+
+@pytest.mark.parametrize(("failures", "starts"), [(2, 3), (99, 5)])
+async def test_a_replacement_that_fails_to_start_is_retried_within_bounds(
+    monkeypatch: pytest.MonkeyPatch, failures: int, starts: int
+) -> None:
+    # Tenacity's back-off (pool._REPLACE_ATTEMPTS tries, doubling pauses): two failed starts
+    # and the third serves; a worker that never starts is given up after the fifth try.
+    monkeypatch.setattr(pool_module, "_REPLACE_WAIT_S", 0.01)
+    p = ExtractorPool(signal.raise_signal, workers=1, timeout_s=5, queue_size=0, warm_job=0)
+    await p.start()
+    real, tries = p._add_worker, []
+
+    async def flaky() -> None:
+        tries.append(1)
+        if len(tries) <= failures:
+            raise RuntimeError("extraction worker failed its warm-up job")
+        await real()
+
+    monkeypatch.setattr(p, "_add_worker", flaky)
+    try:
+        with pytest.raises(WorkerCrashed):
+            await p.run(signal.SIGKILL)
+        if failures < starts:
+            assert await p.run(0) is None  # served by the third start
+        else:
+            await asyncio.wait(set(p._background), timeout=30)  # the replacing task ends
+            assert not p._all  # gave up: no worker left
+        assert len(tries) == starts
+    finally:
+        await p.close()

@@ -14,9 +14,10 @@ not in memory is loaded from the database on its next use.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -24,6 +25,8 @@ from typing import Any, Literal, Protocol
 from orchestrator.core.principals import LOCAL_ID
 
 Kind = Literal["chat", "research"]
+#: The columns of ``session_turns`` a turn is read from and written to (Turn.from_row, as_row).
+TURN_COLUMNS = "question, answer, sources, status, at, policy"
 #: A session's address: (owner, session id).
 Key = tuple[str, str]
 
@@ -51,6 +54,18 @@ class Turn:
             + sum(len(str(p)) for s in self.sources for p in s.get("passages") or ())
             + sum(len(str(d)) for d in self.policy.get("dropped") or ())
         )
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> Turn:
+        """A turn from a ``session_turns`` row in TURN_COLUMNS order (sources and policy as
+        JSON text)."""
+        question, answer, sources, status, at, policy = row
+        return cls(question, answer, tuple(json.loads(sources)), status, at, json.loads(policy))
+
+    def as_row(self) -> tuple[Any, ...]:
+        """The turn's values in TURN_COLUMNS order; ``from_row``'s inverse."""
+        sources = json.dumps(list(self.sources))
+        return (self.question, self.answer, sources, self.status, self.at, json.dumps(self.policy))
 
     def to_json(self) -> dict[str, Any]:
         """The turn as the API shows it."""

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import orjson
+
 from orchestrator.core.principals import LOCAL_ID
 
 # PostgreSQL NOTIFY channels (adapters/store/pg.py sends, adapters/store/notify.py listens): a
@@ -48,6 +50,51 @@ class RunRecord:
     # a save by anyone else is refused (LeaseLost), so a worker that was presumed dead and
     # comes back cannot overwrite the run another worker took over.
     lease_owner: str | None = None
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> RunRecord:
+        """A run from a ``research_runs`` row in RUN_COLUMNS order, followed by ``lease_owner``
+        where the database keeps one (PostgreSQL); ``state`` is the JSON text."""
+        return cls(
+            id=row[0],
+            query=row[1],
+            mode=row[2],
+            status=row[3],
+            phase=row[4],
+            session_id=row[5],
+            state=orjson.loads(row[6]),
+            created_at=row[7],
+            updated_at=row[8],
+            finished_at=row[9],
+            last_seq=row[10],
+            owner=row[11],
+            lease_owner=row[12] if len(row) > 12 else None,
+        )
+
+    def as_row(self) -> tuple[Any, ...]:
+        """The values in RUN_COLUMNS order (``state`` as JSON text): ``from_row``'s inverse."""
+        return (
+            self.id,
+            self.query,
+            self.mode,
+            self.status,
+            self.phase,
+            self.session_id,
+            orjson.dumps(self.state).decode(),
+            self.created_at,
+            self.updated_at,
+            self.finished_at,
+            self.last_seq,
+            self.owner,
+        )
+
+
+#: The columns of ``research_runs`` every database keeps, in ``RunRecord.from_row``'s order
+#: and ``as_row`` (PostgreSQL adds ``lease_owner`` after them).
+RUN_COLUMNS = (
+    "id, query, mode, status, phase, session_id, state, created_at, updated_at, finished_at, "
+    "last_seq, owner"
+)
 
 
 class LeaseLost(Exception):

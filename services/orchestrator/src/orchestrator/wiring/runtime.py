@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
-from urllib.parse import urlsplit
 
 import grpc
 import httpx
@@ -23,11 +21,7 @@ from orchestrator.adapters.grpc.ranker import RankerClient
 from orchestrator.adapters.grpc.reader import ReaderClient
 from orchestrator.adapters.llm.factory import build_llm
 from orchestrator.adapters.offline import NoWebReader, NoWebSearcher
-from orchestrator.adapters.search.brave import BraveClient
-from orchestrator.adapters.search.cache import search_cache
-from orchestrator.adapters.search.ratelimit import BackendRates
-from orchestrator.adapters.search.searxng import SearxngClient
-from orchestrator.adapters.search.service import Backend, SearchService
+from orchestrator.adapters.search.service import SearchService
 from orchestrator.adapters.store.select import SharedSessionStore, open_session_db, shared
 from orchestrator.adapters.store.settings_db import MemorySettingsDB, SettingsDB, SqliteSettingsDB
 from orchestrator.config import Settings
@@ -38,6 +32,8 @@ from orchestrator.core.lanes import LlmLanes
 from orchestrator.core.ready import ReadyGate
 from orchestrator.core.sessions import SessionDB, SessionStore
 from orchestrator.wiring.agent import agent_deps
+from orchestrator.wiring.search import Probe as Probe  # the readiness probe type, for the app
+from orchestrator.wiring.search import SearchShared, search_probes, search_service
 
 # Corpus documents (GetDocument) and extraction requests can be megabytes; gRPC's client
 # default of 4 MiB would refuse them. The servers accept 64 MiB.
@@ -52,8 +48,6 @@ _CHANNEL_OPTIONS = [
     ("grpc.max_reconnect_backoff_ms", 1000),
 ]
 
-#: A readiness probe: True when the dependency answers within ``timeout`` seconds.
-Probe = Callable[[float], Awaitable[bool]]
 #: True while a gRPC channel is between connections (shown as "reconnecting" in /readyz).
 Reconnecting = Callable[[], bool]
 
@@ -117,57 +111,6 @@ def session_store(settings: Settings, db: SessionDB | None = None) -> SessionSto
     )
 
 
-def search_service(settings: Settings, http: httpx.AsyncClient) -> SearchService:
-    """The configured web search backends behind one service (cache, rates, failover)."""
-    backends: list[Backend] = []
-    for name in settings.backend_names():
-        if name == "brave":
-            brave = BraveClient(
-                settings.brave_api_key.get_secret_value(),
-                http,
-                base_url=settings.brave_url,
-                timeout=settings.searxng_timeout_s,
-            )
-            backends.append(Backend("brave", brave))
-            continue
-        urls = settings.searxng_urls() or [""]  # "": searches fail saying SEARXNG_URL is unset
-        for url in urls:
-            client = SearxngClient(
-                url,
-                http,
-                settings.searxng_timeout_s,
-                retry_backoff_s=settings.searxng_retry_backoff_s,
-                retries=settings.searxng_retries,
-            )
-            label = "searxng" if len(urls) == 1 else f"searxng@{urlsplit(url).netloc}"
-            backends.append(Backend(label, client))
-    rates = {"searxng": settings.search_rate_limit, "brave": settings.brave_rate_limit}
-    # In memory, or shared through Redis by every replica (ORCHESTRATOR_REDIS_URL).
-    cache = search_cache(settings.search_cache_s, settings.redis_url)
-    return SearchService(
-        backends,
-        mode=settings.search_mode,
-        cache=cache,
-        rates=BackendRates(rates, redis_url=settings.redis_url),
-        limit=asyncio.Semaphore(settings.searxng_max_inflight),
-        backoff_s=settings.searxng_backoff_s,
-        rate_wait_s=settings.searxng_timeout_s,
-    )
-
-
-def search_probes(service: SearchService) -> dict[str, Probe]:
-    """/readyz probes: "searxng" (any instance answers) and "brave" (a key is set)."""
-
-    async def any_up(kind: str, timeout: float) -> bool:
-        mine = [b for b in service.backends if b.name.split("@", 1)[0] == kind]
-        async with asyncio.TaskGroup() as tg:
-            tasks = [tg.create_task(b.client.ping(timeout=timeout)) for b in mine]
-        return any(t.result() for t in tasks)
-
-    kinds = dict.fromkeys(b.name.split("@", 1)[0] for b in service.backends)
-    return {k: functools.partial(any_up, k) for k in kinds}
-
-
 def corpus_service(settings: Settings, corpus: CorpusClient, extractor: Extractor) -> CorpusService:
     """The corpus service configured by ``settings``."""
     indexer = Indexer(
@@ -202,13 +145,16 @@ def corpus_service(settings: Settings, corpus: CorpusClient, extractor: Extracto
 
 @dataclass(frozen=True)
 class _Fixed:
-    """What stays when settings change: the HTTP pool, the gRPC clients, the LLM lanes."""
+    """What stays when settings change: the HTTP pool, the gRPC channels and clients, the LLM
+    lanes, and the search cache and rates (wiring/search.py)."""
 
     http: httpx.AsyncClient
+    channels: dict[str, grpc.aio.Channel]
     reader: ReaderClient
     ranker: RankerClient
     corpus: CorpusClient
     lanes: LlmLanes
+    search: SearchShared
 
 
 def _wire(settings: Settings, fixed: _Fixed) -> tuple[Deps, SearchService | None, dict[str, Probe]]:
@@ -217,7 +163,7 @@ def _wire(settings: Settings, fixed: _Fixed) -> tuple[Deps, SearchService | None
     llm = build_llm(settings, fixed.http)
     # Web search off: no search client and no page reads exist to be reached by mistake.
     web_on = settings.web_search == "on"
-    searcher = search_service(settings, fixed.http) if web_on else None
+    searcher = search_service(settings, fixed.http, fixed.search) if web_on else None
     gate = ReadyGate(lambda t: llm.ping(timeout=t))
     deps = Deps(
         settings=settings,
@@ -247,81 +193,104 @@ async def open_settings_db(data_dir: str) -> SettingsDB:
     return MemorySettingsDB()
 
 
-@asynccontextmanager
-async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    """Open the gRPC channels and the HTTP client; close them when the app stops."""
+async def _open_fixed(settings: Settings, stack: AsyncExitStack) -> _Fixed:
+    """The HTTP pool, gRPC channels and clients, lanes and search cache; ``stack`` closes them."""
     # One pool for SearXNG and the LLM; connections are reused across questions.
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=32)
     # Each call passes its own timeout from the question's budget; this is only the fallback.
     timeout = httpx.Timeout(settings.question_budget_s, connect=5.0)
-    async with httpx.AsyncClient(limits=limits, timeout=timeout) as http:
-        # (OpenTelemetry's instrumentor adds its interceptor in front of ours.)
-        reader_ch = calls.channel(settings.reader_addr, _CHANNEL_OPTIONS)
-        ranker_ch = calls.channel(settings.ranker_addr, _CHANNEL_OPTIONS)
-        index_ch = calls.channel(settings.index_addr, _CHANNEL_OPTIONS)
-        background: asyncio.Task[None] | None = None
+    http = await stack.enter_async_context(httpx.AsyncClient(limits=limits, timeout=timeout))
+    # (OpenTelemetry's instrumentor adds its interceptor in front of ours.)
+    addrs = {"reader": settings.reader_addr, "ranker": settings.ranker_addr}
+    channels = {k: calls.channel(a, _CHANNEL_OPTIONS) for k, a in addrs.items()}
+    channels["index"] = calls.channel(settings.index_addr, _CHANNEL_OPTIONS)
+    for channel in channels.values():
+        stack.push_async_callback(channel.close)
+    search = SearchShared.open(settings)
+    stack.push_async_callback(search.aclose)
+    reader = ReaderClient(
+        channels["reader"],
+        limit=asyncio.Semaphore(settings.reader_max_inflight),
+        retry_delay_s=settings.read_retry_delay_s,
+    )
+    ranker = RankerClient(channels["ranker"], limit=asyncio.Semaphore(settings.ranker_max_inflight))
+    corpus = CorpusClient(channels["index"], limit=asyncio.Semaphore(settings.index_max_inflight))
+    lanes = LlmLanes(settings.llm_max_inflight, settings.llm_research_inflight)
+    return _Fixed(http, channels, reader, ranker, corpus, lanes, search)
+
+
+async def _open_corpus(settings: Settings, fixed: _Fixed, stack: AsyncExitStack) -> CorpusService:
+    """The corpus service, refreshing CORPUS_DIR in the background when one is set."""
+    service = corpus_service(settings, fixed.corpus, Extractor(fixed.channels["reader"]))
+    stack.push_async_callback(service.aclose)
+    if settings.corpus_dir:
+        background = asyncio.create_task(service.run_background())
+
+        async def stop() -> None:
+            background.cancel()
+            await asyncio.wait([background])
+
+        stack.push_async_callback(stop)
+    return service
+
+
+def _runtime(
+    settings: Settings,
+    current: Settings,
+    fixed: _Fixed,
+    *,
+    sessions: SessionStore,
+    corpus: CorpusService,
+    settings_db: SettingsDB,
+) -> Runtime:
+    """The runtime over ``fixed`` for ``current`` (the settings with their overrides), with a
+    ``rewire`` that builds the next one when they change."""
+    probes: dict[str, Probe] = {
+        "reader": lambda t: fixed.reader.ping(timeout=t),
+        "ranker": lambda t: fixed.ranker.ping(timeout=t),
+        "index": lambda t: fixed.corpus.ping(timeout=t),
+    }
+    channels = {k: reconnecting(fixed.channels[k]) for k in ("reader", "ranker")}
+
+    def rewire(changed: Settings) -> Runtime:
+        # The old runtime's searcher needs no closing: it owns no connection (wiring/search.py),
+        # so questions still running on it finish undisturbed.
+        deps, searcher, live = _wire(changed, fixed)
+        return replace(runtime, deps=deps, search=searcher, probes=probes | live)
+
+    deps, searcher, live = _wire(current, fixed)
+    runtime = Runtime(
+        deps,
+        probes=probes | live,
+        channels=channels,
+        search=searcher,
+        defaults=settings,
+        rewire=rewire,
+        sessions=sessions,
+        corpus=corpus,
+        settings_db=settings_db,
+    )
+    return runtime
+
+
+@asynccontextmanager
+async def production_runtime(settings: Settings) -> AsyncIterator[Runtime]:
+    """Open the channels, HTTP client and databases; close them when the app stops."""
+    async with AsyncExitStack() as stack:
         # The small-talk classifier loads its embedder in a thread (~1-3 s), not on question 1.
         warming = asyncio.create_task(smalltalk.preload())
-        service: CorpusService | None = None
-        searcher: SearchService | None = None
+        stack.callback(warming.cancel)  # a load still running finishes in its thread, unawaited
+        fixed = await _open_fixed(settings, stack)
         db = await open_session_db(settings)  # SQLite, PostgreSQL or none: adapters/store/select.py
-        settings_db: SettingsDB | None = None
-        try:
-            reader = ReaderClient(
-                reader_ch,
-                limit=asyncio.Semaphore(settings.reader_max_inflight),
-                retry_delay_s=settings.read_retry_delay_s,
-            )
-            ranker = RankerClient(ranker_ch, limit=asyncio.Semaphore(settings.ranker_max_inflight))
-            corpus = CorpusClient(index_ch, limit=asyncio.Semaphore(settings.index_max_inflight))
-            lanes = LlmLanes(settings.llm_max_inflight, settings.llm_research_inflight)
-            fixed = _Fixed(http, reader, ranker, corpus, lanes)
-            # Overrides from PATCH /v1/settings, kept in the database, over the environment.
-            settings_db = await open_settings_db(settings.data_dir)
-            # (an invalid stored value stops the start, naming it, as a bad variable would)
-            current = overrides.apply(settings, await settings_db.load())
-            deps, searcher, live = _wire(current, fixed)
-            probes: dict[str, Probe] = {
-                "reader": lambda t: reader.ping(timeout=t),
-                "ranker": lambda t: ranker.ping(timeout=t),
-                "index": lambda t: corpus.ping(timeout=t),
-            }
-            service = corpus_service(settings, corpus, Extractor(reader_ch))
-            if settings.corpus_dir:
-                background = asyncio.create_task(service.run_background())
-            channels = {"reader": reconnecting(reader_ch), "ranker": reconnecting(ranker_ch)}
-            sessions = session_store(settings, db)
-            fixed_probes = dict(probes)
-
-            def rewire(changed: Settings) -> Runtime:
-                deps, searcher, live = _wire(changed, fixed)
-                return replace(runtime, deps=deps, search=searcher, probes=fixed_probes | live)
-
-            runtime = Runtime(
-                deps,
-                sessions,
-                probes | live,
-                service,
-                channels,
-                searcher,
-                settings_db=settings_db,
-                defaults=settings,
-                rewire=rewire,
-            )
-            yield runtime
-        finally:
-            warming.cancel()  # a load still running finishes in its thread, unawaited
-            if background is not None:
-                background.cancel()
-                await asyncio.wait([background])
-            if service is not None:
-                await service.aclose()
-            if searcher is not None:
-                await searcher.aclose()
-            await reader_ch.close()
-            await ranker_ch.close()
-            await index_ch.close()
-            if db is not None:
-                await db.close()
-            if settings_db is not None:
-                await settings_db.close()
+        if db is not None:
+            stack.push_async_callback(db.close)
+        # Overrides from PATCH /v1/settings, kept in the database, over the environment.
+        settings_db = await open_settings_db(settings.data_dir)
+        stack.push_async_callback(settings_db.close)
+        # (an invalid stored value stops the start, naming it, as a bad variable would)
+        current = overrides.apply(settings, await settings_db.load())
+        service = await _open_corpus(settings, fixed, stack)
+        sessions = session_store(settings, db)
+        yield _runtime(
+            settings, current, fixed, sessions=sessions, corpus=service, settings_db=settings_db
+        )

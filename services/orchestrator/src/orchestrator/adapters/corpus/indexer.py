@@ -1,8 +1,9 @@
 """One incremental refresh of a documents folder: walk, diff, extract what changed, stage, commit.
 
-Nothing becomes searchable until the single ``CommitCorpus`` at the end; a run that stops
-early (the folder vanished, the index or reader went away) commits nothing and sends no
-removals, so the previous index stays as it was.
+Changes become searchable at the ``CommitCorpus`` at the end of the run, or earlier when a large
+run fills the index's staging area (what is staged is committed then, upserts only, and the run
+goes on). A run that stops early (the folder vanished, the index or reader went away) drops what
+it staged since its last commit and sends no removals, so no file is removed by mistake.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_incrementing
+
 from orchestrator.adapters.corpus.scan import FileEntry, batches, id_prefix, plan, sha256_file, walk
 from orchestrator.adapters.grpc.corpus import (
     CorpusClient,
     CorpusStats,
+    Extracted,
     Extractor,
     LocalDoc,
 )
@@ -48,7 +52,7 @@ class FolderMissing(Exception):
 
 
 class RefreshAborted(Exception):
-    """The run cannot go on; nothing is committed."""
+    """The run cannot go on; what it staged since its last commit is dropped."""
 
 
 @dataclass
@@ -154,8 +158,9 @@ class Indexer:
         run = _Run(root, result.counts, on_progress or (lambda _c: None), dict(known))
         try:
             result.stats = await self._apply(run)
-        except (RefreshAborted, CorpusError) as err:
-            result.status, result.error = "aborted", str(err)
+        except* (RefreshAborted, CorpusError) as group:
+            # except*: a worker's failure arrives wrapped by the workers' TaskGroup.
+            result.status, result.error = "aborted", str(group.exceptions[0])
             # What a large first run committed before it stopped (staging full) stays in the
             # index; only what was staged since is dropped.
             logger.warning(
@@ -250,18 +255,26 @@ class Indexer:
 
     async def _extract(self, entry: FileEntry, data: bytes) -> tuple[str, str] | str:
         """(markdown, title), or why the file cannot be indexed."""
-        for attempt in range(1, EXTRACT_ATTEMPTS + 1):
-            try:
-                reply = await self._extractor.extract(
-                    data, url=entry.id, content_type=entry.content_type, timeout=CALL_TIMEOUT_S
-                )
-                break
-            except CorpusError as err:
-                if not err.retryable:
-                    return f"extraction refused ({err.code})"
-                if attempt == EXTRACT_ATTEMPTS:
-                    raise RefreshAborted(f"the reader is unavailable ({err.code})") from None
-                await asyncio.sleep(self._retry_delay_s * attempt)
+        # A reader that is restarting answers UNAVAILABLE for a moment: retried with a growing
+        # pause; a refusal (a bad file) is final at once.
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(EXTRACT_ATTEMPTS),
+            wait=wait_incrementing(start=self._retry_delay_s, increment=self._retry_delay_s),
+            retry=retry_if_exception(lambda e: isinstance(e, CorpusError) and e.retryable),
+            reraise=True,
+        )
+        try:
+            reply: Extracted = await retrying(
+                self._extractor.extract,
+                data,
+                url=entry.id,
+                content_type=entry.content_type,
+                timeout=CALL_TIMEOUT_S,
+            )
+        except CorpusError as err:
+            if not err.retryable:
+                return f"extraction refused ({err.code})"
+            raise RefreshAborted(f"the reader is unavailable ({err.code})") from None
         if reply.status != "OK" or not reply.markdown.strip():
             return f"extraction failed ({reply.status} {reply.error})".strip()
         return reply.markdown, title_of(reply.markdown, reply.title, entry.path)

@@ -11,6 +11,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    retry_if_result,
+    wait_chain,
+    wait_fixed,
+)
+
 from orchestrator.adapters.corpus.documents import Documents
 from orchestrator.adapters.corpus.indexer import (
     FolderMissing,
@@ -244,32 +253,8 @@ class CorpusService:
 
         Runs until cancelled (at shutdown); never raises otherwise.
         """
-        attempt = 0
         while True:
-            try:
-                result = await self.refresh(
-                    await asyncio.to_thread(os.path.realpath, self.corpus_dir)
-                )
-            except (CorpusUnavailable, PathNotFound) as err:
-                wait = STARTUP_BACKOFF_S[min(attempt, len(STARTUP_BACKOFF_S) - 1)]
-                attempt += 1
-                logger.warning(
-                    "corpus refresh failed; retrying",
-                    extra={"root": self.corpus_dir, "error": err.detail, "retry_in_s": wait},
-                )
-                await asyncio.sleep(wait)
-                continue
-            except Exception:  # a bug must not kill the app's background task silently
-                logger.exception("corpus refresh crashed", extra={"root": self.corpus_dir})
-                result = None
-            if result is not None and _all_failed(result) and attempt < len(STARTUP_BACKOFF_S):
-                # Every file failed: the reader (extraction) is most likely still starting
-                # beside us (`make run`); an empty corpus until the next rescan would answer
-                # every question with "no results".
-                await asyncio.sleep(STARTUP_BACKOFF_S[attempt])
-                attempt += 1
-                continue
-            attempt = 0
+            result = await self._refresh_until_up()
             if result is not None and result.status != "ok" and not self._rescan_s:
                 # Aborted with no rescan configured: try again later rather than never.
                 await asyncio.sleep(STARTUP_BACKOFF_S[-1])
@@ -277,3 +262,48 @@ class CorpusService:
             if not self._rescan_s:
                 return
             await asyncio.sleep(self._rescan_s)
+
+    async def _refresh_until_up(self) -> RefreshResult | None:
+        """One background refresh, tried again on STARTUP_BACKOFF_S (tenacity): for as long as
+        the index does not answer or the folder is missing, and through the table once when
+        every file failed (the reader, which extracts, most likely still starting beside us
+        under `make run`; an empty corpus until the next rescan would answer every question
+        with "no results"). None when the refresh crashed."""
+        retrying = AsyncRetrying(
+            wait=wait_chain(*(wait_fixed(s) for s in STARTUP_BACKOFF_S)),
+            retry=retry_if_exception_type((CorpusUnavailable, PathNotFound))
+            | retry_if_result(lambda r: r is not None and _all_failed(r)),
+            # Unreachable index: never give up. Every file failed: once through the table.
+            stop=lambda state: (
+                state.outcome is not None
+                and not state.outcome.failed
+                and state.attempt_number > len(STARTUP_BACKOFF_S)
+            ),
+            retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
+            before_sleep=self._log_retry,
+        )
+        result: RefreshResult | None = await retrying(self._background_refresh)
+        return result
+
+    async def _background_refresh(self) -> RefreshResult | None:
+        try:
+            return await self.refresh(await asyncio.to_thread(os.path.realpath, self.corpus_dir))
+        except (CorpusUnavailable, PathNotFound):
+            raise
+        except Exception:  # a bug must not kill the app's background task silently
+            logger.exception("corpus refresh crashed", extra={"root": self.corpus_dir})
+            return None
+
+    def _log_retry(self, state: RetryCallState) -> None:
+        err = state.outcome.exception() if state.outcome is not None else None
+        wait = state.next_action.sleep if state.next_action is not None else None
+        if isinstance(err, DomainError):
+            logger.warning(
+                "corpus refresh failed; retrying",
+                extra={"root": self.corpus_dir, "error": err.detail, "retry_in_s": wait},
+            )
+        else:
+            logger.info(
+                "every file failed to index; retrying",
+                extra={"root": self.corpus_dir, "retry_in_s": wait},
+            )

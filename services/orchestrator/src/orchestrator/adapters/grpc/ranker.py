@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import grpc
+from cachetools import LRUCache
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from quarry.v1 import ranker_pb2, ranker_pb2_grpc
 
@@ -36,7 +36,8 @@ class RankerClient:
         self._stub = ranker_pb2_grpc.RankerStub(channel)
         self._health = health_pb2_grpc.HealthStub(channel)
         self._limit = limit
-        self._known: OrderedDict[tuple[str, str], None] = OrderedDict()
+        # Least recently sent first out (cachetools' LRUCache: docs/architecture.md).
+        self._known: LRUCache[tuple[str, str], None] = LRUCache(KNOWN_PAGES)
 
     async def rank_results(
         self, query: str, hits: Sequence[SearchHit], *, top_k: int, timeout: float
@@ -217,10 +218,7 @@ class RankerClient:
         return [SupportVerdict(v.score, v.label) for v in reply.verdicts]
 
     def _remember(self, key: tuple[str, str]) -> None:
-        self._known[key] = None
-        self._known.move_to_end(key)
-        while len(self._known) > KNOWN_PAGES:
-            self._known.popitem(last=False)
+        self._known[key] = None  # now the most recent; the least recent go past KNOWN_PAGES
 
     async def ping(self, *, timeout: float) -> bool:
         """True when the ranker's health service reports SERVING."""

@@ -1,5 +1,5 @@
 """The reader adapter (agent port Reader): quarry.v1.Reader over one long-lived channel,
-per-call timeouts, one retry."""
+per-call timeouts, one retry (tenacity, as every retry in the project)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,13 @@ import time
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from quarry.v1 import reader_pb2, reader_pb2_grpc
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    retry_if_result,
+    wait_fixed,
+)
 
 from orchestrator.core.ask.domain import PageRead, ReaderUnavailable
 from orchestrator.core.context import RUN_KEY
@@ -45,39 +52,55 @@ class ReaderClient:
         self._retry_delay = retry_delay_s
 
     async def read(self, url: str, *, timeout: float) -> PageRead:
-        """Read ``url`` within ``timeout`` seconds, retrying once on a network error.
+        """Read ``url`` within ``timeout`` seconds, retrying once on a network error (the
+        reader's NETWORK_ERROR, or the reader UNAVAILABLE) when time is left for it.
 
         Raises:
             ReaderUnavailable: the reader is down or does not implement Read.
         """
         start = time.monotonic()
         end = start + timeout
-        attempt = 1
-        while True:
-            try:
-                async with self._limit:
-                    # Measured after the wait for a slot, so the reader gets what is really left.
-                    left = end - time.monotonic()
-                    if left < _MIN_CALL_S:
-                        return PageRead(url, "TIMEOUT", ms=_ms(start), attempts=attempt)
-                    request = reader_pb2.ReadRequest(url=url, timeout_ms=max(1, int(left * 1000)))
-                    reply = await self._stub.Read(request, timeout=left, metadata=_run_metadata())
-            except grpc.aio.AioRpcError as err:
-                code = err.code()
-                if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        tries = 0
+
+        async def once() -> PageRead:
+            nonlocal tries
+            tries += 1
+            return await self._read_once(url, start, end, tries)
+
+        retrying = AsyncRetrying(
+            # One retry, and only when it can still start before the deadline.
+            stop=lambda state: state.attempt_number >= 2 or not self._can_retry(end),
+            wait=wait_fixed(self._retry_delay),
+            retry=retry_if_result(lambda page: page.status == "NETWORK_ERROR")
+            | retry_if_exception(_unavailable),
+            retry_error_callback=_last_outcome,
+        )
+        try:
+            page: PageRead = await retrying(once)
+        except grpc.aio.AioRpcError as err:  # UNAVAILABLE, again or with no time to retry
+            raise ReaderUnavailable(err.code().name) from None
+        return page
+
+    async def _read_once(self, url: str, start: float, end: float, attempt: int) -> PageRead:
+        try:
+            async with self._limit:
+                # Measured after the wait for a slot, so the reader gets what is really left.
+                left = end - time.monotonic()
+                if left < _MIN_CALL_S:
                     return PageRead(url, "TIMEOUT", ms=_ms(start), attempts=attempt)
-                retry = code == grpc.StatusCode.UNAVAILABLE
-                if not (retry and attempt == 1 and self._can_retry(end)):
-                    if code in _DOWN_CODES:
-                        raise ReaderUnavailable(code.name) from None
-                    logger.info("read failed", extra={"grpc_code": code.name})
-                    return PageRead(url, "RPC_ERROR", error=code.name, ms=_ms(start))
-            else:
-                status = _Status.Name(reply.status)
-                if not (status == "NETWORK_ERROR" and attempt == 1 and self._can_retry(end)):
-                    return _page(url, reply, status, _ms(start), attempt)
-            attempt += 1
-            await asyncio.sleep(self._retry_delay)
+                request = reader_pb2.ReadRequest(url=url, timeout_ms=max(1, int(left * 1000)))
+                reply = await self._stub.Read(request, timeout=left, metadata=_run_metadata())
+        except grpc.aio.AioRpcError as err:
+            code = err.code()
+            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                return PageRead(url, "TIMEOUT", ms=_ms(start), attempts=attempt)
+            if code == grpc.StatusCode.UNAVAILABLE:
+                raise  # retried by read
+            if code in _DOWN_CODES:
+                raise ReaderUnavailable(code.name) from None
+            logger.info("read failed", extra={"grpc_code": code.name})
+            return PageRead(url, "RPC_ERROR", error=code.name, ms=_ms(start))
+        return _page(url, reply, _Status.Name(reply.status), _ms(start), attempt)
 
     def _can_retry(self, end: float) -> bool:
         return end - time.monotonic() > self._retry_delay + _MIN_CALL_S
@@ -85,6 +108,17 @@ class ReaderClient:
     async def ping(self, *, timeout: float) -> bool:
         """True when the reader's health service reports SERVING."""
         return await _serving(self._health, timeout)
+
+
+def _unavailable(err: BaseException) -> bool:
+    return isinstance(err, grpc.aio.AioRpcError) and err.code() == grpc.StatusCode.UNAVAILABLE
+
+
+def _last_outcome(state: RetryCallState) -> PageRead:
+    """Out of tries (or time): the last answer as it is, or its error raised."""
+    assert state.outcome is not None  # noqa: S101 - tenacity sets it before stopping
+    page: PageRead = state.outcome.result()
+    return page
 
 
 def _ms(start: float) -> int:

@@ -113,20 +113,35 @@ class OpenAIClient(HttpChatClient):
     def _stream_body(self, messages: list[Message]) -> dict[str, Any]:
         return self._body(messages, stream=True)
 
-    def _parse_line(self, line: str, url: str) -> tuple[str, LineState]:
-        if line.startswith(":") or not line.startswith("data:"):
-            return "", "more"  # SSE comments (": ping - …"), event:, id: and retry: fields
+    def _event(self, line: str, url: str) -> dict[str, Any] | LineState:
+        """One SSE line of a completion stream: its JSON object, or ``"more"`` for a line with
+        none (comments such as ``: ping - …``, ``event:``, ``id:`` and ``retry:`` fields) and
+        ``"done"`` for ``data: [DONE]``. Shared by every OpenAI-wire stream (answers, tool calls).
+
+        Raises:
+            LLMError: the line is not a JSON object, or carries the server's error object.
+        """
+        if not line.startswith("data:"):
+            return "more"
         data = line[len("data:") :].strip()
         if data == "[DONE]":
-            return "", "done"
+            return "done"
         try:
             obj = json.loads(data)
         except ValueError:
             raise self._malformed(url, "stream event (not JSON)") from None
         self._raise_error_object(obj, url)
+        if not isinstance(obj, dict):
+            raise self._malformed(url, "stream event (not an object)")
+        return obj
+
+    def _parse_line(self, line: str, url: str) -> tuple[str, LineState]:
+        obj = self._event(line, url)
+        if isinstance(obj, str):
+            return "", obj
         try:
             choice = obj["choices"][0] if obj["choices"] else {}
-        except (KeyError, TypeError):
+        except (KeyError, TypeError, IndexError):
             raise self._malformed(url, "stream event (no choices)") from None
         raw = choice.get("delta")
         delta: dict[str, Any] = raw if isinstance(raw, dict) else {}

@@ -12,7 +12,6 @@ A streamed tool call arrives in pieces: the first delta of each call carries its
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,18 +43,9 @@ class _ToolStream(OpenAIClient):
         self.usage = 0
 
     def _parse_line(self, line: str, url: str) -> tuple[str, LineState]:
-        if not line.startswith("data:"):
-            return "", "more"
-        data = line[len("data:") :].strip()
-        if data == "[DONE]":
-            return "", "done"
-        try:
-            obj = json.loads(data)
-        except ValueError:
-            raise self._malformed(url, "stream event (not JSON)") from None
-        self._raise_error_object(obj, url)
-        if not isinstance(obj, dict):
-            raise self._malformed(url, "stream event (not an object)")
+        obj = self._event(line, url)  # the answer stream's own SSE framing (openai.py)
+        if isinstance(obj, str):
+            return "", obj
         usage = obj.get("usage")
         if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
             self.usage = usage["completion_tokens"]

@@ -1,8 +1,6 @@
 """Search-response caches, keyed by query and options: a small in-memory TTL cache (one
-process), or Redis (``ORCHESTRATOR_REDIS_URL``: every replica shares one).
-
-Hand-written (as the reader's read cache is) rather than a dependency: an ordered dict with
-expiry and an LRU bound is the whole of it.
+process; cachetools' ``TTLCache``, the project's one cache library: docs/architecture.md), or
+Redis (``ORCHESTRATOR_REDIS_URL``: every replica shares one).
 """
 
 from __future__ import annotations
@@ -10,12 +8,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Any, Protocol
 
 import orjson
+from cachetools import TTLCache
 
 from orchestrator.core.ask.domain import SearchHit, SearchResponse
 
@@ -31,30 +29,18 @@ class SearchCache:
         self, *, ttl_s: float, size: int = 512, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self._ttl = ttl_s
-        self._size = size
-        self._clock = clock
-        self._items: OrderedDict[Key, tuple[float, SearchResponse]] = OrderedDict()
+        self._items: TTLCache[Key, SearchResponse] = TTLCache(size, max(ttl_s, 0.0), timer=clock)
 
     def get(self, key: Key) -> SearchResponse | None:
         """The cached response (marked ``cached``), or None when absent or expired."""
-        entry = self._items.get(key)
-        if entry is None:
-            return None
-        at, response = entry
-        if self._clock() - at > self._ttl:
-            del self._items[key]
-            return None
-        self._items.move_to_end(key)
-        return replace(response, cached=True)
+        response = self._items.get(key)
+        return None if response is None else replace(response, cached=True)
 
     def put(self, key: Key, response: SearchResponse) -> None:
         """Keep ``response`` (only responses with results are worth keeping)."""
         if self._ttl <= 0 or not response.hits:
             return
-        self._items[key] = (self._clock(), response)
-        self._items.move_to_end(key)
-        while len(self._items) > self._size:
-            self._items.popitem(last=False)
+        self._items[key] = response
 
     async def lookup(self, key: Key) -> SearchResponse | None:
         """``get``, as the search service calls every cache (ResultCache)."""

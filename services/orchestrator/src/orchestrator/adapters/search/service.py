@@ -4,6 +4,9 @@ The agent loop sees one ``Searcher``. Behind it, each backend (a SearXNG instanc
 Search API) is tried in the configured order (``failover``: the first that answers wins) or all
 at once (``merge``: their lists fused by reciprocal rank fusion). A backend that answers 429 is
 skipped for a while (its Retry-After, else ``backoff_s``) and the next one is asked.
+
+The service owns no connection: the cache and rates it is given outlive it (a settings change
+builds a new service over the same ones; wiring/search.py), and their owner closes them.
 """
 
 from __future__ import annotations
@@ -88,14 +91,6 @@ class SearchService:
         self._limit = limit or asyncio.Semaphore(64)
         self._backoff_s = backoff_s
         self._rate_wait_s = rate_wait_s
-
-    async def aclose(self) -> None:
-        """Close the cache's and the rates' connections (shared ones hold some)."""
-        close = getattr(self._cache, "aclose", None)
-        if close is not None:
-            await close()
-        if self._rates is not None:
-            await self._rates.aclose()
 
     @property
     def names(self) -> list[str]:

@@ -1,9 +1,9 @@
-"""Move an SQLite install to PostgreSQL: every research run, event, session and turn.
+"""Move an SQLite install to PostgreSQL: every research run, event, session, turn and schedule.
 
     python -m orchestrator.adapters.store.move --from /var/lib/quarry --to postgresql://u:p@db/quarry
 
 Stop the orchestrator first (the SQLite file must not change meanwhile). The SQLite file is
-migrated to this build's schema, the PostgreSQL database likewise, then the four tables are
+migrated to this build's schema, the PostgreSQL database likewise, then the five tables are
 copied with COPY in ONE transaction: either everything arrives or nothing does, so a failed move
 can simply be run again. A database that already holds runs or sessions is refused, never
 merged into. Runs the SQLite install left ``running`` (it crashed) arrive ``interrupted``, as
@@ -24,12 +24,11 @@ from typing import Any
 
 from psycopg import AsyncConnection, sql
 
-from orchestrator.adapters.store.migrate import load_migrations, migrate
 from orchestrator.adapters.store.pg_migrate import migrate_pg
-from orchestrator.adapters.store.sqlite import DB_FILE
+from orchestrator.adapters.store.sqlite_db import DB_FILE, connect
 
 # Parents before children (the foreign keys).
-TABLES = ("research_runs", "research_events", "sessions", "session_turns")
+TABLES = ("research_runs", "research_events", "sessions", "session_turns", "schedules")
 _BATCH = 1000
 
 
@@ -52,10 +51,7 @@ def _open_sqlite(data_dir: str) -> sqlite3.Connection:
     path = Path(data_dir) / DB_FILE
     if not path.is_file():
         raise MoveError(f"no SQLite database at {path}")
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA busy_timeout = 5000")
-    migrate(conn, load_migrations())
-    return conn
+    return connect(path)
 
 
 def _fixed(table: str, cols: Sequence[str], row: tuple[Any, ...]) -> tuple[Any, ...]:

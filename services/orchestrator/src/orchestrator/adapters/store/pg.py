@@ -24,6 +24,7 @@ from orchestrator.core.store import (
     CONTROL_CHANNEL,
     EVENTS_CHANNEL,
     QUEUE_CHANNEL,
+    RUN_COLUMNS,
     LeaseLost,
     RunRecord,
     StoredEvent,
@@ -36,10 +37,7 @@ IN_FLIGHT = ("queued", "running")
 # Advisory lock serialising admissions, so two replicas cannot both take the last place.
 _ADMIT_KEY = 0x71756172727901
 
-_COLUMNS = (
-    "id, query, mode, status, phase, session_id, state, created_at, updated_at, finished_at, "
-    "last_seq, owner, lease_owner"
-)
+_COLUMNS = RUN_COLUMNS + ", lease_owner"
 # Built from constants only (no caller text): S608's string-built SQL is safe here.
 _SELECT = f"SELECT {_COLUMNS} FROM research_runs"  # noqa: S608
 _INSERT = (
@@ -56,40 +54,8 @@ _CLAIM = (
 )
 
 
-def _record(row: Sequence[Any]) -> RunRecord:
-    return RunRecord(
-        id=row[0],
-        query=row[1],
-        mode=row[2],
-        status=row[3],
-        phase=row[4],
-        session_id=row[5],
-        state=orjson.loads(row[6]),
-        created_at=row[7],
-        updated_at=row[8],
-        finished_at=row[9],
-        last_seq=row[10],
-        owner=row[11],
-        lease_owner=row[12],
-    )
-
-
 def _row(run: RunRecord) -> tuple[Any, ...]:
-    return (
-        run.id,
-        run.query,
-        run.mode,
-        run.status,
-        run.phase,
-        run.session_id,
-        orjson.dumps(run.state).decode(),
-        run.created_at,
-        run.updated_at,
-        run.finished_at,
-        run.last_seq,
-        run.owner,
-        run.lease_owner,
-    )
+    return (*run.as_row(), run.lease_owner)
 
 
 async def open_pool(url: str, max_size: int) -> AsyncConnectionPool[AsyncConnection[Any]]:
@@ -198,7 +164,7 @@ class PgStore:
         async with self.pool.connection() as conn:
             cur = await conn.execute(_SELECT + " WHERE id=%s", (run_id,))
             row = await cur.fetchone()
-        return _record(row) if row else None
+        return RunRecord.from_row(row) if row else None
 
     async def list_runs(
         self, limit: int, offset: int, owner: str | None = None
@@ -216,7 +182,7 @@ class PgStore:
                 "SELECT count(*) FROM research_runs WHERE (%s::text IS NULL OR owner=%s)", who
             )
             total = await cur.fetchone()
-        return [_record(r) for r in rows], int(total[0]) if total else 0
+        return [RunRecord.from_row(r) for r in rows], int(total[0]) if total else 0
 
     async def events_after(self, run_id: str, after: int, limit: int) -> list[StoredEvent]:
         """Up to ``limit`` events after ``after``, in order."""
@@ -234,7 +200,7 @@ class PgStore:
         async with self.pool.connection() as conn:
             cur = await conn.execute(_SELECT + " WHERE status=%s", (status,))
             rows = await cur.fetchall()
-        return [_record(r) for r in rows]
+        return [RunRecord.from_row(r) for r in rows]
 
     async def expire(self, finished_before: float) -> int:
         """Delete runs that finished before ``finished_before`` (events cascade)."""
@@ -268,7 +234,7 @@ class PgStore:
                 (worker, now + lease_s, now),
             )
             row = await cur.fetchone()
-        return _record(row) if row else None
+        return RunRecord.from_row(row) if row else None
 
     async def renew(self, run_id: str, worker: str, lease_s: float) -> str | None:
         """Extend ``worker``'s lease; the control request waiting for it (taken), if any.

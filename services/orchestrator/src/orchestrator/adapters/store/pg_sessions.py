@@ -3,14 +3,23 @@ tables (from the same numbered migrations), same statements up to the placeholde
 
 from __future__ import annotations
 
-import json
 from typing import Any, cast
 
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from orchestrator.adapters.store.pg import open_pool
-from orchestrator.core.sessions import Kind, Session, Turn
+from orchestrator.core.sessions import TURN_COLUMNS, Kind, Session, Turn
+
+# Built from constants only (no caller text): S608's string-built SQL is safe here.
+_TURNS = (
+    f"SELECT {TURN_COLUMNS} FROM session_turns "  # noqa: S608
+    "WHERE owner = %s AND session_id = %s ORDER BY idx"
+)
+_INSERT_TURN = (
+    f"INSERT INTO session_turns (owner, session_id, idx, {TURN_COLUMNS}) "  # noqa: S608
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
 
 
 class PgSessionDB:
@@ -38,28 +47,15 @@ class PgSessionDB:
             row = await cur.fetchone()
             if row is None:
                 return None
-            cur = await conn.execute(
-                "SELECT question, answer, sources, status, at, policy FROM session_turns "
-                "WHERE owner = %s AND session_id = %s ORDER BY idx",
-                key,
-            )
-            turns = [
-                Turn(q, a, tuple(json.loads(src)), status, at, policy=json.loads(policy))
-                for q, a, src, status, at, policy in await cur.fetchall()
-            ]
+            cur = await conn.execute(_TURNS, key)
+            turns = [Turn.from_row(r) for r in await cur.fetchall()]
         kind = cast(Kind, row[1] if row[1] in ("chat", "research") else "chat")
         return Session(session_id, row[2], 0.0, turns, title=row[0], kind=kind, owner=owner)
 
     async def save(self, session: Session) -> None:
         """Store the session's title and turns as they are now (one transaction)."""
         owner, sid = session.key
-        turns = [
-            (
-                *(owner, sid, i, t.question, t.answer, json.dumps(list(t.sources))),
-                *(t.status, t.at, json.dumps(t.policy)),
-            )
-            for i, t in enumerate(session.turns)
-        ]
+        turns = [(owner, sid, i, *t.as_row()) for i, t in enumerate(session.turns)]
         row = (owner, sid, session.title, session.kind, session.created, session.updated)
         async with self._pool.connection() as conn, conn.transaction():
             await conn.execute(
@@ -73,11 +69,7 @@ class PgSessionDB:
             )
             if turns:
                 async with conn.cursor() as cur:
-                    await cur.executemany(
-                        "INSERT INTO session_turns (owner, session_id, idx, question, answer, "
-                        "sources, status, at, policy) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                        turns,
-                    )
+                    await cur.executemany(_INSERT_TURN, turns)
 
     async def delete(self, owner: str, session_id: str) -> bool:
         """Forget the owner's stored session and its turns."""

@@ -1,6 +1,6 @@
 """Sessions in SQLite: the ``SessionDB`` under the session store, so conversations survive
-restarts, each under its owner (``(owner, id)`` is the key). The standard library's sqlite3 (one
-connection, WAL), every call in a worker thread so the event loop never waits on the disk.
+restarts, each under its owner (``(owner, id)`` is the key), over the one SQLite wrapper
+(adapters/store/sqlite_db.py: one connection, WAL, its own thread).
 
 The tables live in the orchestrator's database file (``quarry.sqlite3``, beside the research
 runs) and come from its numbered migrations (``migrations/0002_sessions.sql``, owners from
@@ -9,58 +9,40 @@ runs) and come from its numbered migrations (``migrations/0002_sessions.sql``, o
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 import sqlite3
-import threading
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
-from orchestrator.adapters.store.migrate import load_migrations, migrate
-from orchestrator.adapters.store.sqlite import DB_FILE
-from orchestrator.core.sessions import Kind, Session, Turn
+from orchestrator.adapters.store.sqlite_db import SqliteDB, transaction
+from orchestrator.core.sessions import TURN_COLUMNS, Kind, Session, Turn
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
+# Built from constants only (no caller text): S608's string-built SQL is safe here.
+_TURNS = (
+    f"SELECT {TURN_COLUMNS} FROM session_turns "  # noqa: S608
+    "WHERE owner = ? AND session_id = ? ORDER BY idx"
+)
+_INSERT_TURN = (
+    f"INSERT INTO session_turns (owner, session_id, idx, {TURN_COLUMNS}) "  # noqa: S608
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 class SqliteSessionDB:
     """Sessions and turns in ``{data_dir}/quarry.sqlite3``; open with :meth:`open`."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-        self._lock = threading.Lock()  # one statement sequence at a time on the connection
+    def __init__(self, db: SqliteDB) -> None:
+        self._db = db
 
     @classmethod
     async def open(cls, data_dir: str) -> SqliteSessionDB:
         """Create the folder and the database if needed, and migrate it."""
-
-        def connect() -> sqlite3.Connection:
-            Path(data_dir).mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                Path(data_dir) / DB_FILE, check_same_thread=False, isolation_level=None
-            )
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA busy_timeout = 5000")
-            migrate(conn, load_migrations())
-            return conn
-
-        return cls(await asyncio.to_thread(connect))
+        return cls(await SqliteDB.open(data_dir))
 
     async def close(self) -> None:
         """Close the connection."""
-        await self._run(lambda c: c.close())
-
-    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        def locked() -> T:
-            with self._lock:
-                return fn(self._conn)
-
-        return await asyncio.to_thread(locked)
+        await self._db.close()
 
     async def load(self, owner: str, session_id: str) -> Session | None:
         """The owner's stored session with its turns, or None."""
@@ -72,41 +54,20 @@ class SqliteSessionDB:
             ).fetchone()
             if row is None:
                 return None
-            turns = [
-                Turn(q, a, tuple(json.loads(src)), status, at, policy=json.loads(policy))
-                for q, a, src, status, at, policy in c.execute(
-                    "SELECT question, answer, sources, status, at, policy FROM session_turns "
-                    "WHERE owner = ? AND session_id = ? ORDER BY idx",
-                    key,
-                )
-            ]
+            turns = [Turn.from_row(r) for r in c.execute(_TURNS, key)]
             kind = cast(Kind, row[1] if row[1] in ("chat", "research") else "chat")
             return Session(session_id, row[2], 0.0, turns, title=row[0], kind=kind, owner=owner)
 
-        return await self._run(read)
+        return await self._db.run(read)
 
     async def save(self, session: Session) -> None:
         """Store the session's title and turns as they are now (one transaction)."""
         owner, sid = session.key
-        turns = [
-            (
-                owner,
-                sid,
-                i,
-                t.question,
-                t.answer,
-                json.dumps(list(t.sources)),
-                t.status,
-                t.at,
-                json.dumps(t.policy),
-            )
-            for i, t in enumerate(session.turns)
-        ]
+        turns = [(owner, sid, i, *t.as_row()) for i, t in enumerate(session.turns)]
         row = (owner, sid, session.title, session.kind, session.created, session.updated)
 
         def write(c: sqlite3.Connection) -> None:
-            with c:
-                c.execute("BEGIN")
+            with transaction(c):
                 c.execute(
                     "INSERT INTO sessions (owner, id, title, kind, created, updated) "
                     "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner, id) DO UPDATE SET "
@@ -116,25 +77,21 @@ class SqliteSessionDB:
                 c.execute(
                     "DELETE FROM session_turns WHERE owner = ? AND session_id = ?", session.key
                 )
-                c.executemany(
-                    "INSERT INTO session_turns (owner, session_id, idx, question, answer, "
-                    "sources, status, at, policy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    turns,
-                )
+                c.executemany(_INSERT_TURN, turns)
 
-        await self._run(write)
+        await self._db.run(write)
 
     async def delete(self, owner: str, session_id: str) -> bool:
         """Forget the owner's stored session and its turns."""
 
         def remove(c: sqlite3.Connection) -> bool:
-            with c:
+            with transaction(c):
                 cur = c.execute(
                     "DELETE FROM sessions WHERE owner = ? AND id = ?", (owner, session_id)
                 )
                 return cur.rowcount > 0
 
-        return await self._run(remove)
+        return await self._db.run(remove)
 
     async def page(
         self, owner: str | None, offset: int, limit: int
@@ -173,4 +130,4 @@ class SqliteSessionDB:
             ]
             return items, int(total[0])
 
-        return await self._run(read)
+        return await self._db.run(read)

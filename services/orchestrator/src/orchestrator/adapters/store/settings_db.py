@@ -3,17 +3,13 @@ when there is no data directory. Values are JSON; the caller validates them (ove
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Protocol
 
-from orchestrator.adapters.store.migrate import load_migrations, migrate
-from orchestrator.adapters.store.sqlite import DB_FILE
+from orchestrator.adapters.store.sqlite_db import SqliteDB, transaction
 
 
 class SettingsDB(Protocol):
@@ -54,63 +50,42 @@ class MemorySettingsDB:
 
 
 class SqliteSettingsDB:
-    """Overrides in ``{data_dir}/quarry.sqlite3``; open with :meth:`open`."""
+    """Overrides in ``{data_dir}/quarry.sqlite3`` (adapters/store/sqlite_db.py); open with
+    :meth:`open`."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-        self._lock = threading.Lock()
+    def __init__(self, db: SqliteDB) -> None:
+        self._db = db
 
     @classmethod
     async def open(cls, data_dir: str) -> SqliteSettingsDB:
         """Create the folder and database if needed, and migrate it."""
-
-        def connect() -> sqlite3.Connection:
-            Path(data_dir).mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                Path(data_dir) / DB_FILE, check_same_thread=False, isolation_level=None
-            )
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA busy_timeout = 5000")
-            migrate(conn, load_migrations())
-            return conn
-
-        return cls(await asyncio.to_thread(connect))
+        return cls(await SqliteDB.open(data_dir))
 
     async def load(self) -> dict[str, Any]:
         """See SettingsDB."""
 
-        def read() -> dict[str, Any]:
-            with self._lock:
-                rows = self._conn.execute("SELECT name, value FROM settings").fetchall()
-            return {name: json.loads(value) for name, value in rows}
+        def read(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+            return conn.execute("SELECT name, value FROM settings").fetchall()
 
-        return await asyncio.to_thread(read)
+        return {name: json.loads(value) for name, value in await self._db.run(read)}
 
     async def save(self, changed: Mapping[str, Any], removed: list[str], by: str) -> None:
         """See SettingsDB."""
         now = time.time()
         rows = [(k, json.dumps(v), now, by) for k, v in changed.items()]
 
-        def write() -> None:
-            with self._lock, self._conn:
-                self._conn.execute("BEGIN")
-                self._conn.executemany(
+        def write(conn: sqlite3.Connection) -> None:
+            with transaction(conn):
+                conn.executemany(
                     "INSERT INTO settings (name, value, updated_at, updated_by) VALUES (?,?,?,?) "
                     "ON CONFLICT(name) DO UPDATE SET value = excluded.value, "
                     "updated_at = excluded.updated_at, updated_by = excluded.updated_by",
                     rows,
                 )
-                self._conn.executemany(
-                    "DELETE FROM settings WHERE name = ?", [(n,) for n in removed]
-                )
+                conn.executemany("DELETE FROM settings WHERE name = ?", [(n,) for n in removed])
 
-        await asyncio.to_thread(write)
+        await self._db.run(write)
 
     async def close(self) -> None:
         """Close the connection."""
-
-        def close() -> None:
-            with self._lock:
-                self._conn.close()
-
-        await asyncio.to_thread(close)
+        await self._db.close()

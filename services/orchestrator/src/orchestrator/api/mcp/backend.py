@@ -14,7 +14,8 @@ PASSAGE_CHARS = 400
 
 
 class Backend(Protocol):
-    """Quarry's API as the MCP tools use it: in the orchestrator's process, or over HTTP."""
+    """Quarry's API as the MCP tools use it, in the orchestrator's process (api/mcp/local.py);
+    `quarry mcp` reaches these same tools over /mcp (clients/cli, a stdio bridge)."""
 
     async def search(self, query: str, options: dict[str, Any], progress: Progress) -> Any:
         """A quick-search run's final result (the API's JSON result object); ``options`` are

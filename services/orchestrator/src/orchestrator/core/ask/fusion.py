@@ -1,17 +1,20 @@
-"""Reciprocal rank fusion of ordered result lists (pure): one engine order from several sources."""
+"""Reciprocal rank fusion of ordered result lists (pure): one engine order from several sources.
+
+The fusion itself is the text library's (:func:`quarry_text.rrf.fuse_by`, the one RRF the
+ranker and the index use too); this module says what identifies a hit and a passage.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable, Sequence
-from typing import TypeVar
+from collections.abc import Sequence
+
+from quarry_text.rrf import DEFAULT_K, fuse_by
 
 from orchestrator.core.ask.domain import Passage, SearchHit
 
-T = TypeVar("T")
-
-#: The usual RRF constant (Cormack et al. 2009); the ranker uses the same default.
-RRF_K = 60
+#: The usual RRF constant (Cormack et al. 2009); the ranker and the index use the same default.
+RRF_K = DEFAULT_K
 
 
 def origin_of(url: str) -> str:
@@ -19,33 +22,15 @@ def origin_of(url: str) -> str:
     return "local" if url.startswith("local:") else "web"
 
 
-def fuse(lists: Sequence[Sequence[T]], key: Callable[[T], Hashable], k: int = RRF_K) -> list[T]:
-    """Fuse ordered lists: score(item) = sum over lists of 1 / (k + rank), rank 1-based, items
-    identified by ``key``. Ties keep the order of first appearance (earlier list, then earlier
-    position); the item kept for a key is its first appearance."""
-    scores: dict[Hashable, float] = {}
-    first: dict[Hashable, T] = {}
-    for items in lists:
-        seen: set[Hashable] = set()
-        for rank, item in enumerate(items, start=1):
-            ident = key(item)
-            if ident in seen:  # a list's own duplicates count once, at their best rank
-                continue
-            seen.add(ident)
-            scores[ident] = scores.get(ident, 0.0) + 1.0 / (k + rank)
-            first.setdefault(ident, item)
-    order = sorted(first, key=lambda ident: -scores[ident])  # stable: ties keep first appearance
-    return [first[ident] for ident in order]
-
-
 def rrf(lists: Sequence[Sequence[SearchHit]], k: int = RRF_K) -> list[SearchHit]:
-    """Search hits fused by URL (see :func:`fuse`); ``engine_rank`` becomes the 1-based fused
-    position."""
-    fused = fuse(lists, lambda hit: hit.url, k)
+    """Search hits fused by URL (a list's own duplicates count once, at their best rank; ties
+    keep the order of first appearance; the hit kept for a URL is its first appearance);
+    ``engine_rank`` becomes the 1-based fused position."""
+    fused = fuse_by(lists, lambda hit: hit.url, k)
     return [dataclasses.replace(hit, engine_rank=i) for i, hit in enumerate(fused, 1)]
 
 
 def fuse_passages(lists: Sequence[Sequence[Passage]], k: int = RRF_K) -> list[Passage]:
     """Passages fused by (url, position): the web ranker's and the index's scores are not
     comparable, but their ranks mean the same."""
-    return fuse(lists, lambda p: (p.url, p.index), k)
+    return fuse_by(lists, lambda p: (p.url, p.index), k)

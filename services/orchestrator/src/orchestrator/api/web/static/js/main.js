@@ -11,6 +11,7 @@ import { installSourceCard } from "./markdown.js";
 import { collect, installOptions } from "./options.js";
 import { ask, restoreTurn, STORED, Turn } from "./quick.js";
 import { ResearchView } from "./research.js";
+import { installSchedules } from "./schedules.js";
 import * as sessions from "./sessions.js";
 import { installSettings } from "./settings.js";
 
@@ -281,6 +282,7 @@ installOptions();
 installSourceCard($("source-card"));
 installDocuments({ button: $("open-docs"), dialog: $("docs-dialog"), before: $("composer") });
 installDomains($("composer"));
+installSchedules({ button: $("open-schedules"), dialog: $("schedules-dialog") });
 const composer = new Composer($("composer"), {
   onSubmit: (query, mode) => (mode ? startResearch(query, mode) : askQuick(query)),
   onStop: () => (state.controller ? stopQuick() : research.stop()),

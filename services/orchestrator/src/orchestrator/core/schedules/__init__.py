@@ -1,0 +1,1 @@
+"""Research that runs itself: saved questions with a schedule (docs/schedules.md)."""
