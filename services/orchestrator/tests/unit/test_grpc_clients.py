@@ -218,6 +218,8 @@ async def test_a_ranker_without_the_support_model_is_unavailable_for_support() -
         with pytest.raises(RankerUnavailable):
             await client.check_support([("Cats purr.", ["Cats purr."])], timeout=5)
     await server.stop(0)
+
+
 async def test_pages_the_ranker_holds_are_remembered_within_a_bound(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
