@@ -2,8 +2,8 @@
 # The Debian packages `make` needs beyond Python 3.11 and make itself, by purpose:
 #   build: g++ compiles llama-cpp-python (the embedded LLM server) in `make setup`;
 #   test:  searx is the real metasearch engine the end-to-end tests query (SearXNG's predecessor,
-#          same JSON API, offline sqlite engine); sqlite3-doc and git-doc (tuning) and
-#          apache2-doc and ffmpeg-doc (held-out) are the real third-party HTML doc sets
+#          same JSON API, offline sqlite engine); sqlite3-doc, git-doc, postfix-doc and
+#          zsh-doc (tuning) and apache2-doc and ffmpeg-doc (held-out) are the real third-party HTML doc sets
 #          `make eval` (and its fast subset in tests/eval) serves as an offline web; chromium is the browser the web UI's tests (tests/ui) drive through
 #          Playwright (never a downloaded browser); postgresql (15) and redis-server are the real
 #          shared datastores the scaling-out tests start and stop themselves (tests/datastores.py).
@@ -18,7 +18,7 @@ check=0
 if [ "${1:-}" = "--check" ]; then check=1; shift; fi
 case "${1:-}" in
   build) wanted=(g++) target="make setup" ;;
-  test) wanted=(g++ searx sqlite3-doc git-doc apache2-doc ffmpeg-doc chromium postgresql redis-server) target="make test" ;;
+  test) wanted=(g++ searx sqlite3-doc git-doc postfix-doc zsh-doc apache2-doc ffmpeg-doc chromium postgresql redis-server) target="make test" ;;
   *) echo "usage: $0 [--check] build|test" >&2; exit 2 ;;
 esac
 

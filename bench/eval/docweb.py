@@ -48,6 +48,8 @@ class DocSet:
 SETS: tuple[DocSet, ...] = (
     DocSet("sqlite", Path("/usr/share/doc/sqlite3"), "sqlite3-doc", "tuning"),
     DocSet("git", Path("/usr/share/doc/git-doc"), "git-doc", "tuning"),
+    DocSet("postfix", Path("/usr/share/doc/postfix/html"), "postfix-doc", "tuning"),
+    DocSet("zsh", Path("/usr/share/doc/zsh-common/html"), "zsh-doc", "tuning"),
     DocSet("apache", Path("/usr/share/doc/apache2-doc/manual/en/mod"), "apache2-doc", "held-out"),
     DocSet(
         "ffmpeg", Path("/usr/share/doc/ffmpeg/manual"), "ffmpeg-doc", "held-out", ("*-all.html",)

@@ -1,8 +1,10 @@
 """The `make eval` question sets: loading, validation and answer matching.
 
-questions.yaml holds the tuning sets' questions (sqlite, git), heldout-*.yaml one held-out set
-each (bench/eval/docweb.py says which set is which), unanswerable.yaml questions the doc web
-cannot answer and offtopic.yaml questions the local corpus (Quarry's own docs) cannot answer.
+questions.yaml holds the first tuning sets' questions (sqlite, git), tuning-*.yaml one more
+tuning set each (postfix, zsh: the held-out style, long reference pages), heldout-*.yaml one
+held-out set each (bench/eval/docweb.py says which set is which), unanswerable.yaml questions
+the doc web cannot answer and offtopic.yaml questions the local corpus (Quarry's own docs)
+cannot answer.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ HERE = Path(__file__).parent
 QUESTIONS_FILE = HERE / "questions.yaml"
 FILES = (
     QUESTIONS_FILE,
+    HERE / "tuning-postfix.yaml",
+    HERE / "tuning-zsh.yaml",
     HERE / "heldout-apache.yaml",
     HERE / "heldout-ffmpeg.yaml",
     HERE / "unanswerable.yaml",

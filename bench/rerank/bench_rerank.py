@@ -6,7 +6,9 @@ so every call is measured in full). Rows (wall ms, p50 / p95), interleaved per r
 - RankPassages, BM25 + dense, warm pages (by hash): the baseline;
 - the same call with the rerank step (the fused top RANKER_RERANK_CANDIDATES rescored);
 - both again on pages never seen (every shortlisted vector, and every sentence unit, new);
-- CheckSupport: a five-sentence answer, each sentence citing two of the chosen passages.
+- CheckSupport: a five-sentence answer, each sentence citing two of the chosen passages;
+- CheckSupport as the orchestrator calls it, once per answer after the stream: every cited
+  sentence of an answer over the 10 pages (12 sentences, each citing two chosen passages).
 
 Three queries per call. ``--quick`` for a smoke run.
 """
@@ -34,11 +36,11 @@ pb = ranker_pb2
 Stub = ranker_pb2_grpc.RankerStub
 
 
-def _answer(passages: list[str]) -> pb.CheckSupportRequest:
-    """Five sentences, each the opening of a chosen passage reworded a little, citing it and
-    the next one."""
+def _answer(passages: list[str], sentences: int = 5) -> pb.CheckSupportRequest:
+    """``sentences`` sentences, each the opening of a chosen passage reworded a little, citing
+    it and the next one."""
     claims = []
-    for i in range(5):
+    for i in range(sentences):
         text = passages[i % len(passages)]
         sentence = " ".join(text.split()[:18]).rstrip(".,;:") + "."
         cited = [text, passages[(i + 1) % len(passages)]]
@@ -53,6 +55,7 @@ def run(off: Stub, on: Stub, reps: int, cold_reps: int) -> None:
         stub.RankPassages(pb.RankPassagesRequest(queries=_queries(0), pages=warm), timeout=600)
     first = on.RankPassages(pb.RankPassagesRequest(queries=_queries(0), pages=_refs(warm)))
     support = _answer([p.text for p in first.passages])
+    answer = _answer([p.text for p in first.passages], sentences=12)
     cases: dict[str, Callable[[int], object]] = {
         "BM25 + dense, warm (baseline)": lambda rep: off.RankPassages(
             pb.RankPassagesRequest(queries=_queries(rep), pages=_refs(warm)), timeout=600
@@ -61,6 +64,9 @@ def run(off: Stub, on: Stub, reps: int, cold_reps: int) -> None:
             pb.RankPassagesRequest(queries=_queries(rep), pages=_refs(warm)), timeout=600
         ),
         "CheckSupport, 5 sentences x 2 passages": lambda rep: on.CheckSupport(support, timeout=600),
+        "CheckSupport, one answer: 12 sentences x 2 passages": lambda rep: on.CheckSupport(
+            answer, timeout=600
+        ),
     }
     times: dict[str, list[float]] = {name: [] for name in cases}
     names = list(cases)

@@ -167,6 +167,14 @@ def main() -> None:
         gold = [pairs[i].label for i in idx]
         print(f"\n{name} half ({len(idx)} pairs), lexical:")
         print(report(gold, [lexical[i] for i in idx]))
+    print("\nwhat answers get (core/ask/synthesise.py model_marks): the model's label, but a")
+    print("lexical 'unsupported' stays (it was streamed uncited), same pairs:")
+    model = labels(scores, *at)
+    wired = [lex if lex == "unsupported" else m for lex, m in zip(lexical, model, strict=True)]
+    for name, idx in (("tune", tune), ("test", test)):
+        gold = [pairs[i].label for i in idx]
+        print(f"\n{name} half ({len(idx)} pairs), wired:")
+        print(report(gold, [wired[i] for i in idx]))
     sys.stdout.flush()
 
 

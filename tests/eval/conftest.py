@@ -1,4 +1,5 @@
-"""The eval tests need the doc sets (sqlite3-doc, git-doc, apache2-doc, ffmpeg-doc) and searx:
+"""The eval tests need the doc sets (sqlite3-doc, git-doc, postfix-doc, zsh-doc, apache2-doc,
+ffmpeg-doc) and searx:
 fail saying how."""
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ from quarry_text.structure import Unit
 
 DEFAULT_CHUNK_WORDS = 500
 # Bumped whenever a page's chunks change (2: structural units, quarry_text.structure), so a
-# stored index cut by another version can be told apart (the index records it in its manifest).
-CHUNKER_VERSION = 2
+# stored index cut by another version can be told apart (the index records it in its manifest);
+# 3: a block that fits stays whole, an entry's head leads its text (two-line terms).
+CHUNKER_VERSION = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +137,22 @@ def _pieces(markdown: str, limit: int) -> Iterator[Piece]:
             heading = f"{heading}\n\n{block}" if heading else block
             n_heading += count_words(block)
             continue
-        for unit in structure.units(block, limit):
+        # A block that fits stays whole: units only choose where a long block is cut (cut
+        # at every unit, a short list or a directive's table and text were split across
+        # passages by the packer wherever the previous passage ran out).
+        if n_heading + count_words(block) <= limit:
+            parts = [Unit(block)]
+        else:
+            parts = structure.units(block, limit)
+        for k, unit in enumerate(parts):
             n = count_words(unit.text)
+            if k + 1 < len(parts) and structure.is_head(unit.text) and n_heading + n <= limit:
+                # An entry's head (a term left on its own, a title) leads the text after it,
+                # as a heading does: packed alone it ended the passage before its text
+                # (Postfix's "name (default: value)" away from its description).
+                heading = f"{heading}\n{unit.text}" if heading else unit.text
+                n_heading += n
+                continue
             if n_heading + n <= limit:
                 yield (f"{heading}\n\n{unit.text}" if heading else unit.text), n_heading + n
             else:

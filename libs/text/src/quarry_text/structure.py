@@ -31,6 +31,7 @@ _NESTED = re.compile(r"\s+(?:[-*+]|\d{1,3}[.)])[ \t]+\S")
 _TABLE_RULE = re.compile(r"\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?\s*")
 # Terms are short: an option with its aliases, a directive, a function signature.
 TERM_WORDS = 12
+TERM_LINES = 2
 _ENDS_SENTENCE = (".", "!", "?", ":", ";")
 
 
@@ -73,9 +74,22 @@ def _items(lines: list[str]) -> tuple[list[str], list[list[str]]]:
 
 
 def _is_term(item: list[str]) -> bool:
-    """A definition-list term: one short line that does not end a sentence."""
-    text = item[0].strip()
-    return len(item) == 1 and len(text.split()) <= TERM_WORDS and not text.endswith(_ENDS_SENTENCE)
+    """A definition-list term: a short item of a line or two that does not end a sentence.
+    Two lines: Postfix's postconf.5 writes each parameter's term as its name and, on the
+    next line, its default (``- **maximal_backoff_time`` / ``(default: 4000s)**``)."""
+    text = " ".join(line.strip() for line in item)
+    return (
+        len(item) <= TERM_LINES
+        and len(text.split()) <= TERM_WORDS
+        and not text.endswith(_ENDS_SENTENCE)
+    )
+
+
+def is_head(text: str) -> bool:
+    """Whether ``text`` (a unit) reads as the head of what follows it: short, and not the end
+    of a sentence — a term left without its description, a title, a small table's header."""
+    text = text.strip()
+    return bool(text) and count(text) <= TERM_WORDS and not text.endswith(_ENDS_SENTENCE)
 
 
 def _title(item: list[str]) -> str:
@@ -90,7 +104,7 @@ def _list_units(items: list[list[str]]) -> list[Unit]:
     terms: list[str] = []
     for item in items:
         if _is_term(item):
-            terms.append(item[0].rstrip())
+            terms.append("\n".join([item[0].rstrip(), *(line.strip() for line in item[1:])]))
             continue
         body = "\n".join(line.rstrip() for line in item)
         if terms:

@@ -112,3 +112,53 @@ def test_prose_code_and_a_fence_opened_mid_line_are_not_cut_into_items() -> None
         "- core.fsmonitor\n- The monitor is available only ```\n- code\n```\n- core.eol\n- Sets it."
     )
     assert [u.label for u in units(mixed, 120)] == ["- core.fsmonitor", "- core.eol"]
+
+
+# postconf.5.html (postfix-doc): each parameter's term is two lines, its name and its default.
+POSTCONF = """\
+- **max\\_use
+(default: 100)**
+- The maximal number of incoming connections that a Postfix daemon process will service \
+before terminating voluntarily. This parameter is ignored by the Postfix queue manager.
+- **maximal\\_backoff\\_time
+(default: 4000s)**
+- The maximal time between attempts to deliver a deferred message. This parameter should \
+be set to a value greater than or equal to $minimal\\_backoff\\_time."""
+
+
+def test_a_two_line_term_stays_with_its_description() -> None:
+    assert [u.label for u in units(POSTCONF, 120)] == [
+        "- **max\\_use\n(default: 100)**",
+        "- **maximal\\_backoff\\_time\n(default: 4000s)**",
+    ]
+    # Cut small, every passage that describes the backoff still names it and its default.
+    chunks = chunk_page(Page("u", "postconf", POSTCONF), 30)
+    described = [c.text for c in chunks if "between attempts" in c.text]
+    assert described
+    assert all("(default: 4000s)" in c for c in described)
+
+
+def test_a_head_left_alone_leads_the_passage_of_its_text_not_the_one_before() -> None:
+    # A bold title leading a list (no heading markup): packed on its own it fit at the end of
+    # the passage before it; it opens the passage of the entries it introduces.
+    prose = "The first section says a lot about itself. " * 5
+    head = "**Second section**"
+    entries = "- The second entry's value is 42. More words follow here.\n- Another entry."
+    page = f"{prose.strip()}\n\n{head}\n{entries}"
+    chunks = [c.text for c in chunk_page(Page("u", "t", page), 50)]
+    (opening,) = [c for c in chunks if "value is 42" in c]
+    assert opening.startswith(head)
+    assert not any(c.rstrip().endswith(head) for c in chunks)
+
+
+def test_a_block_that_fits_a_passage_is_never_split_across_two() -> None:
+    # sqlite3-doc lang_createtable.html: three items on a column's default value. Cut at each
+    # item, the packer put the first at the end of the passage before and the rest after it.
+    prose = "A column may have a default value, used when an INSERT names no value. " * 5
+    items = (
+        "- If the default value is a constant, then that value is used directly.\n"
+        "- If it is an expression in parentheses, it is evaluated once for each row.\n"
+        "- If it is CURRENT_TIME, the value is a text representation of the UTC time."
+    )
+    chunks = [c.text for c in chunk_page(Page("u", "t", f"{prose.strip()}\n\n{items}"), 80)]
+    assert any(items in c for c in chunks)

@@ -19,6 +19,7 @@ from orchestrator.core.ask.domain import (
     RankerUnavailable,
     ReaderUnavailable,
     SearchHit,
+    SupportVerdict,
 )
 
 from services.orchestrator.tests.unit.corpus_doubles import CorpusState
@@ -76,6 +77,10 @@ class PortRanker:
         self.passage_calls: list[tuple[list[str], int]] = []
         # URLs given to prepare_passages, in call order.
         self.prepared: list[str] = []
+        # CheckSupport: the (score, label) verdicts to give (None: the model is not loaded)
+        # and the claims of each call.
+        self.verdicts: list[tuple[float, str]] | None = None
+        self.support_claims: list[list[tuple[str, list[str]]]] = []
 
     def _check_up(self) -> None:
         if not self.up:
@@ -129,6 +134,18 @@ class PortRanker:
         q = _words(" ".join(queries))
         ordered = sorted(pages, key=lambda p: -len(q & _words(p.markdown)))
         return [Passage(p.url, p.title, p.markdown[:1000], 1.0) for p in ordered]
+
+    async def check_support(
+        self, claims: Sequence[tuple[str, Sequence[str]]], *, timeout: float
+    ) -> list[SupportVerdict]:
+        """The scripted ``verdicts`` in order; with none, UNAVAILABLE (no model loaded, as a
+        ranker without dense vectors answers)."""
+        self._check_up()
+        self.calls.append("CheckSupport")
+        self.support_claims.append([(s, list(p)) for s, p in claims])
+        if self.verdicts is None:
+            raise RankerUnavailable("UNAVAILABLE")
+        return [SupportVerdict(score, label) for score, label in self.verdicts[: len(claims)]]
 
 
 class PortCorpus:

@@ -5,13 +5,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import grpc
 import pytest
 from orchestrator.adapters.grpc.ranker import RankerClient
 from orchestrator.adapters.grpc.reader import ReaderClient
-from orchestrator.core.ask.domain import PageText, RankerUnavailable, ReaderUnavailable, SearchHit
-from quarry.v1 import reader_pb2
+from orchestrator.core.ask.domain import (
+    PageText,
+    RankerUnavailable,
+    ReaderUnavailable,
+    SearchHit,
+    SupportVerdict,
+)
+from quarry.v1 import ranker_pb2, reader_pb2
 
 from services.orchestrator.tests.unit.corpus_doubles import FakeCorpusRanker
 from services.orchestrator.tests.unit.doubles import FakeReader, grpc_server
@@ -170,6 +177,47 @@ async def test_prepared_pages_are_then_ranked_by_hash_alone() -> None:
     # The prepared page crosses the wire once; the other one with the ranking call.
     assert fake.sent_text == [[False, True]]
     assert [p.url for p in found] == ["http://a.test/", "http://b.test/"]
+
+
+class _SupportRanker(FakeCorpusRanker):
+    """A ranker with a support model: a claim is supported when a cited passage holds it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[ranker_pb2.CheckSupportRequest] = []
+
+    async def CheckSupport(self, request: Any, context: Any) -> ranker_pb2.CheckSupportResponse:
+        self.requests.append(request)
+        reply = ranker_pb2.CheckSupportResponse()
+        for claim in request.claims:
+            held = [claim.sentence.rstrip(".") in p for p in claim.passages]
+            best = held.index(True) if any(held) else -1
+            label = "supported" if best >= 0 else "unsupported"
+            reply.verdicts.add(score=1.0 if best >= 0 else 0.0, label=label, best_passage=best)
+        return reply
+
+
+async def test_every_claim_of_an_answer_is_checked_in_one_call() -> None:
+    fake = _SupportRanker()
+    server = grpc_server(fake)
+    port = await server.start()
+    claims = [("Cats purr.", ["Dogs bark.", "Cats purr."]), ("Cats bark.", ["Dogs bark."])]
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        client = RankerClient(channel, limit=asyncio.Semaphore(2))
+        got = await client.check_support(claims, timeout=5)
+    await server.stop(0)
+    assert got == [SupportVerdict(1.0, "supported"), SupportVerdict(0.0, "unsupported")]
+    assert len(fake.requests) == 1
+
+
+async def test_a_ranker_without_the_support_model_is_unavailable_for_support() -> None:
+    server = grpc_server(FakeCorpusRanker())  # CheckSupport answers UNIMPLEMENTED
+    port = await server.start()
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        client = RankerClient(channel, limit=asyncio.Semaphore(2))
+        with pytest.raises(RankerUnavailable):
+            await client.check_support([("Cats purr.", ["Cats purr."])], timeout=5)
+    await server.stop(0)
 
 
 async def test_pages_the_ranker_holds_are_remembered_within_a_bound(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from orchestrator.core.ask.expand import keyword_query
+from orchestrator.core.ask.expand import keyword_query, sub_questions
 from orchestrator.core.ask.intent import (
     carry_context,
     prefilter,
@@ -165,3 +165,17 @@ async def test_speed_ranks_passages_against_a_keyword_query_when_no_planner_runs
     assert first(events, "plan").data["planner"] == "skipped"
     assert searcher.queries == [question]  # the search engine gets the question as asked
     assert h.ranker.passage_calls[0][0] == [question, keyword_query(question)]
+
+
+def test_a_question_asking_two_things_is_split_into_its_parts() -> None:
+    assert sub_questions(
+        "Which exit code makes git bisect run skip a commit, and which option bypasses the hook?"
+    ) == ["Which exit code makes git bisect run skip a commit?", "Which option bypasses the hook?"]
+    # A preposition before the question word still joins two questions.
+    assert sub_questions(
+        "What is git's default gc.auto threshold, and at how many pages does SQLite checkpoint?"
+    ) == ["What is git's default gc.auto threshold?", "At how many pages does SQLite checkpoint?"]
+    # One question: "and" inside it, no comma, or a part too thin to search alone.
+    assert sub_questions("Which options does git push take and what do they do?") == []
+    assert sub_questions("How do rebase and merge differ?") == []
+    assert sub_questions("What is WAL mode, and why?") == []

@@ -69,3 +69,29 @@ async def test_each_page_is_prepared_as_it_is_read_unless_switched_off() -> None
         events = await off.run("quarry bridge")
     assert off.ranker.prepared == []
     assert {s["url"] for s in first(events, "sources").data["sources"]} == set(URLS[:3])
+
+
+async def test_each_part_of_a_question_asking_two_things_keeps_its_page_in_speed() -> None:
+    # Ranked for the whole question, the three daemon pages fill speed's four URLs with the
+    # first part's pages; each part searched and ranked on its own keeps the stash page.
+    daemon = [f"http://daemon{i}.test/" for i in range(4)]
+    stash = "http://stash.test/"
+    found = hits(*daemon, words="port git daemon listen") + hits(stash, words="newest stash")
+    pages = dict.fromkeys(daemon, ("Page", "git daemon port 9418. " * 3))
+    pages[stash] = ("Stash", "The newest stash is stash@{0}.")
+    searcher = ScriptedSearcher(default=found)
+    async with harness(pages=pages, searcher=searcher) as h:
+        events = await h.run(
+            "On which port does git daemon listen, and how is the newest stash named?", mode="speed"
+        )
+    assert searcher.queries[1:] == [
+        "On which port does git daemon listen?",
+        "How is the newest stash named?",
+    ]
+    assert stash in h.reader.calls
+    # Each part ranks the passages for half the budget: the stash answer is shown too.
+    (one, budget_one), (two, budget_two) = h.ranker.passage_calls
+    assert [one[0], two[0]] == searcher.queries[1:]
+    assert budget_one == budget_two
+    sources = first(events, "sources").data["sources"]
+    assert stash in [s["url"] for s in sources]

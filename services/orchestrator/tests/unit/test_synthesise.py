@@ -66,3 +66,38 @@ async def test_citations_alone_in_a_last_paragraph_cite_nothing() -> None:
     assert done["text"].endswith("Its default port is 9999.")
     assert done["sentences"][-1]["support"] == "unsupported"
     assert done["sentences"][-1]["citations"] == []
+
+
+async def test_the_support_model_marks_the_cited_sentences_in_one_call_after_the_stream() -> None:
+    text = "Quarry is an answer engine that reads pages [1]. Quarry reads pages quickly [2]."
+    brain = ScriptedBrain(judgements=[SUFFICIENT], answer_text=text)
+    async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
+        h.ranker.verdicts = [(0.9, "supported"), (0.1, "unsupported")]
+        events = await h.run("what is quarry", prefetch=False)
+    assert h.ranker.calls.count("CheckSupport") == 1
+    (claims,) = h.ranker.support_claims
+    assert [sentence for sentence, _ in claims] == [
+        "Quarry is an answer engine that reads pages.",
+        "Quarry reads pages quickly.",
+    ]
+    done = first(events, "answer.completed").data
+    first_mark, second = done["sentences"]
+    assert (first_mark["support"], first_mark["citations"]) == ("supported", [1])
+    # The model found the second unsupported: it is shown uncited.
+    assert (second["support"], second["citations"]) == ("unsupported", [])
+    assert "[2]" not in done["text"]
+
+
+async def test_without_the_support_model_the_lexical_marks_stay() -> None:
+    text = "Quarry is an answer engine that reads pages [1]."
+    brain = ScriptedBrain(judgements=[SUFFICIENT], answer_text=text)
+    async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
+        events = await h.run("what is quarry", prefetch=False)  # verdicts None: UNAVAILABLE
+        assert h.ranker.calls.count("CheckSupport") == 1
+    (mark,) = first(events, "answer.completed").data["sentences"]
+    assert (mark["support"], mark["citations"]) == ("supported", [1])
+    async with harness(
+        brain=brain, pages=PAGES, searcher=_searcher(), support_check_timeout_s=0
+    ) as h:
+        await h.run("what is quarry", prefetch=False)
+        assert "CheckSupport" not in h.ranker.calls  # switched off

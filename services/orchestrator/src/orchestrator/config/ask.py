@@ -34,6 +34,9 @@ class AskSettings(BaseModel):
     # RankPassages over 10 pages with new vectors took 3-5 s on the loaded 2-core box (make
     # eval); the ranker spends at most 30 % of what is left on vectors, the rest is BM25.
     ranker_timeout_s: float = Field(default=10.0, gt=0, le=120)
+    # The support model's one call per answer (CheckSupport, after the stream): its whole
+    # time; 0 turns it off (lexical marks only). bench/rerank: p50 ~30 ms for 5 sentences.
+    support_check_timeout_s: float = Field(default=3.0, ge=0, le=60)
 
     # --- the agent mode (ORCHESTRATOR_AGENT*; core/ask/agentic.py) ---
     # off: the fixed pipeline; on: the model picks tools; auto: the agent only for a model that

@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from orchestrator.core.citations import (
     MIN_WORDS,
@@ -152,6 +152,49 @@ def _score(claim: set[str], stated: set[str], source: str) -> float:
         elif missing:
             score = min(score, PARTLY_CAP)
     return score
+
+
+# A CheckSupport call's bounds (services/ranker support_rpc): claims per call, passages each.
+MODEL_MAX_CLAIMS = 64
+MODEL_MAX_PASSAGES = 8
+_LABELS: tuple[Support, ...] = ("supported", "partly", "unsupported")
+
+
+def model_claims(
+    marks: Sequence[SentenceMark], sources: Mapping[int, str]
+) -> list[tuple[int, str, list[str]]]:
+    """The sentences the support model re-scores: (index in ``marks``, sentence without its
+    markers, its cited passages' texts). Only cited sentences the lexical check did not find
+    unsupported: those were streamed uncited already and stay so."""
+    out = []
+    for i, m in enumerate(marks):
+        cited = [sources[n] for n in m.citations if n in sources][:MODEL_MAX_PASSAGES]
+        if m.support in ("supported", "partly") and cited:
+            out.append((i, " ".join(strip_citations(m.text).split()), cited))
+    return out[:MODEL_MAX_CLAIMS]
+
+
+def with_model_marks(
+    marks: Sequence[SentenceMark],
+    claims: Sequence[tuple[int, str, list[str]]],
+    verdicts: Sequence[tuple[float, str]],
+) -> list[SentenceMark]:
+    """``marks`` with the support model's (score, label) for each of ``claims``: its label
+    replaces the lexical one, and a sentence it finds unsupported loses its citations.
+
+    Why the model's label, but never over a lexical "unsupported": on the labelled set's tune
+    half (bench/support) this pairing had the best macro-F1 (0.62 vs lexical 0.53, model
+    alone 0.60); on the test half supported precision 0.83 vs 0.67 (recall 0.66 vs 0.83)."""
+    out = list(marks)
+    for (i, _, _), (score, label) in zip(claims, verdicts, strict=True):
+        if label not in _LABELS:
+            continue
+        m = marks[i]
+        if label == "unsupported":
+            out[i] = SentenceMark(strip_citations(m.text), [], "unsupported", score)
+        else:
+            out[i] = SentenceMark(m.text, m.citations, cast(Support, label), score)
+    return out
 
 
 @dataclass

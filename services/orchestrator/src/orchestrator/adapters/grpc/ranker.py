@@ -12,7 +12,13 @@ from cachetools import LRUCache
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from quarry.v1 import ranker_pb2, ranker_pb2_grpc
 
-from orchestrator.core.ask.domain import PageText, Passage, RankerUnavailable, SearchHit
+from orchestrator.core.ask.domain import (
+    PageText,
+    Passage,
+    RankerUnavailable,
+    SearchHit,
+    SupportVerdict,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -187,6 +193,29 @@ class RankerClient:
                 self._known.pop((m.url, m.content_hash), None)
             else:
                 self._remember((m.url, m.content_hash))
+
+    async def check_support(
+        self, claims: Sequence[tuple[str, Sequence[str]]], *, timeout: float
+    ) -> list[SupportVerdict]:
+        """CheckSupport: every claim of one answer in one call.
+
+        Raises:
+            RankerUnavailable: on any gRPC error or a timeout.
+        """
+        request = ranker_pb2.CheckSupportRequest(
+            claims=[
+                ranker_pb2.SupportClaim(sentence=sentence, passages=list(passages))
+                for sentence, passages in claims
+            ]
+        )
+        try:
+            async with self._limit:
+                reply = await self._stub.CheckSupport(request, timeout=timeout)
+        except grpc.aio.AioRpcError as err:
+            raise _unavailable(err) from None
+        if len(reply.verdicts) != len(claims):
+            raise RankerUnavailable("BAD_REPLY")
+        return [SupportVerdict(v.score, v.label) for v in reply.verdicts]
 
     def _remember(self, key: tuple[str, str]) -> None:
         self._known[key] = None  # now the most recent; the least recent go past KNOWN_PAGES

@@ -29,6 +29,15 @@ class SearchHit:
 
 
 @dataclass(frozen=True)
+class SupportVerdict:
+    """The support model's verdict on one sentence: the score of the cited passage that backs
+    it best, in [0, 1], and its label (supported, partly or unsupported)."""
+
+    score: float
+    label: str
+
+
+@dataclass(frozen=True)
 class SearchResponse:
     """A page of results plus the engines that did not answer."""
 

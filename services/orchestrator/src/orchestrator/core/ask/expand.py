@@ -8,6 +8,10 @@ without question words, plus the words reference pages use for the kind of value
 ("How many …" -> "maximum limit", "… by default" -> "default defaults", "Which version …"
 -> "version added"). It ranks the passages beside the question (BM25 and dense, fused by
 RRF); it is not sent to the search engine.
+
+A question that asks two things ("Which port does git daemon use, and how is the newest stash
+named?") is also split into its parts (:func:`sub_questions`): each part is searched and ranks
+the passages, so the page holding the second answer is not crowded out by the first's.
 """
 
 from __future__ import annotations
@@ -46,3 +50,23 @@ def keyword_query(question: str) -> str:
     cues = [words for pattern, words in _CUES if pattern.search(question)]
     query = " ".join(dict.fromkeys([*keep, *" ".join(cues).split()]))
     return query if query and query.lower() != question.lower() else ""
+
+
+# ", and" before a question word (possibly after a preposition: "and at what …", "and for how
+# many …"): where a question asking two things joins them.
+_AND_ASKS = re.compile(
+    r",\s+and\s+(?=(?:\w+\s+){0,2}?(?:what|which|how|where|when|who|whose|why)\b)",
+    re.IGNORECASE,
+)
+# A part needs this many content words of its own to be searched alone.
+MIN_PART_WORDS = 2
+
+
+def sub_questions(question: str) -> list[str]:
+    """The parts of a question that asks two (or more) things, each as a question of its own;
+    [] when it asks one thing or a part is too thin to search alone."""
+    parts = [p.strip(" ,;?") for p in _AND_ASKS.split(question.strip())]
+    parts = [p for p in parts if p]
+    if len(parts) < 2 or any(len(content_words(p)) < MIN_PART_WORDS for p in parts):
+        return []
+    return [p[:1].upper() + p[1:] + "?" for p in parts]

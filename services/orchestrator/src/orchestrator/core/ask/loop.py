@@ -79,8 +79,8 @@ async def _judge_snippets(
 
 async def _research(state: RunState, query: str) -> list[Evidence]:
     """Steps 2-8: search rounds until the judge is satisfied or the rounds run out."""
-    queries = [query]
-    state.add_queries([state.question, query])
+    queries = [query, *state.parts]
+    state.add_queries([state.question, query, *state.parts])
     top = state.top_urls
     while True:
         state.rounds += 1

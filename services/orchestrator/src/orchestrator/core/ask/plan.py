@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from orchestrator.core.ask.expand import keyword_query
+from orchestrator.core.ask.expand import keyword_query, sub_questions
 from orchestrator.core.ask.intent import (
     Prefilter,
     TurnLike,
@@ -81,6 +81,9 @@ async def plan_step(state: RunState) -> Plan:
         # No planner rewrite to rank passages against: a keyword query instead (expand.py).
         extra = keyword_query(plan.optimized_query or state.question)
         state.add_queries([state.question, extra] if extra else [state.question])
+    if plan.action == "proceed" and not state.history:
+        # A question asking two things: each part searched and ranked too (expand.py).
+        state.parts = sub_questions(state.question)
     state.sink.emit(
         "plan",
         {

@@ -18,6 +18,7 @@ from orchestrator.core.ask.domain import (
     Passage,
     SearchHit,
     SearchResponse,
+    SupportVerdict,
 )
 from orchestrator.core.schemas import Judgement, Plan
 from orchestrator.core.sessions import Turn
@@ -195,6 +196,17 @@ class Ranker(Protocol):
 
         Raises:
             RankerUnavailable: the call failed (the loop keeps page order).
+        """
+        ...
+
+    async def check_support(
+        self, claims: Sequence[tuple[str, Sequence[str]]], *, timeout: float
+    ) -> list[SupportVerdict]:
+        """One verdict per (sentence, cited passages' texts), in order: the support model's
+        score of the passage that backs the sentence best.
+
+        Raises:
+            RankerUnavailable: the call failed (the answer keeps its lexical marks).
         """
         ...
 

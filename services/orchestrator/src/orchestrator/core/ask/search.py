@@ -221,6 +221,33 @@ def _hits(outcome: Outcome) -> list[SearchHit]:
     return []
 
 
+async def _ranked(
+    state: RunState, hits: list[SearchHit], query: str, top_k: int
+) -> list[SearchHit]:
+    """``hits`` reranked for ``query``; for a question asking two things (``state.parts``, in
+    its first round) the lists for the whole question and for each part taken in turn, so
+    each part's best page is kept (ranked for the joined query, the first part's pages
+    crowded out the second's)."""
+    ranker = state.deps.ranker
+    timeout = state.research_left(state.settings.ranker_timeout_s)
+    queries = [query, *state.parts] if state.parts and state.rounds == 1 else [query]
+    try:
+        async with asyncio.TaskGroup() as tg:
+            tasks = [
+                tg.create_task(ranker.rank_results(q, hits, top_k=top_k, timeout=timeout))
+                for q in queries
+            ]
+    except* RankerUnavailable as failed:  # one failure is the ranker's: engine order
+        raise failed.exceptions[0] from None
+    lists = [t.result() for t in tasks]
+    out: dict[str, SearchHit] = {}
+    for rank in range(max(len(found) for found in lists)):
+        for found in lists:
+            if rank < len(found):
+                out.setdefault(found[rank].url, found[rank])
+    return list(out.values())[:top_k]
+
+
 async def rank_step(state: RunState, hits: list[SearchHit], query: str) -> list[SearchHit]:
     """Rerank ``hits`` with the ranker and keep the top URLs; engine order if it fails."""
     top = state.top_urls
@@ -231,12 +258,7 @@ async def rank_step(state: RunState, hits: list[SearchHit], query: str) -> list[
         else:
             try:
                 async with asyncio.timeout(state.research_left(state.settings.ranker_timeout_s)):
-                    ranked = await state.deps.ranker.rank_results(
-                        query,
-                        hits,
-                        top_k=top + RELEASE_NOTES_SLACK,
-                        timeout=state.research_left(state.settings.ranker_timeout_s),
-                    )
+                    ranked = await _ranked(state, hits, query, top + RELEASE_NOTES_SLACK)
             except (RankerUnavailable, TimeoutError):
                 by = "engine"
                 state.sink.warn(

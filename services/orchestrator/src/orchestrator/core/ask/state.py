@@ -101,6 +101,9 @@ class RunState:
     local_passages: dict[tuple[str, int], Passage] = field(default_factory=dict)
     # What passages are ranked against: the question, the planner's rewrite, gap queries.
     queries: list[str] = field(default_factory=list)
+    # The parts of a question that asks two things (core/ask/expand.py sub_questions): each
+    # is searched and ranks results and passages beside the whole question.
+    parts: list[str] = field(default_factory=list)
     reader_down: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
     # LLM calls made (planner, judges, answer): what a mode changes.

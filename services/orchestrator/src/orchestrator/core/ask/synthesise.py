@@ -4,12 +4,13 @@ completes and mark how well its sources support it (orchestrator/core/support.py
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from orchestrator.core.ask.domain import Evidence
+from orchestrator.core.ask.domain import Evidence, RankerUnavailable
 from orchestrator.core.ask.fusion import origin_of
 from orchestrator.core.ask.ports import Checked
 from orchestrator.core.ask.state import RunState
@@ -20,9 +21,13 @@ from orchestrator.core.support import (
     SentenceStream,
     SupportReport,
     mark_sentence,
+    model_claims,
     sources_dont_say,
+    with_model_marks,
 )
 from orchestrator.core.think import Thought
+
+logger = logging.getLogger(__name__)
 
 EXCERPT_CHARS = 300
 # Before the model's draft when no source supports any of its claims.
@@ -100,6 +105,8 @@ async def synthesise(state: RunState, evidence: Sequence[Evidence]) -> tuple[Che
         )
         checker = _SentenceChecker(state, sources)
         _, marks = await stream_answer(state, stream, mark=checker.mark)
+        marks, by = await model_marks(state, marks, checker.numbered)
+        span.set_attribute("ae.support_checker", by)
         report = SupportReport(marks)
         if report.unsupported:
             # Nothing the model wrote is backed by a source: say so plainly, quoting the
@@ -118,6 +125,28 @@ async def synthesise(state: RunState, evidence: Sequence[Evidence]) -> tuple[Che
             span.set_attribute("ae.support_score", report.score)
     emit_completed(state, checked, report)
     return checked, listed
+
+
+async def model_marks(
+    state: RunState, marks: list[SentenceMark], sources: dict[int, str]
+) -> tuple[list[SentenceMark], str]:
+    """The answer's cited sentences re-marked by the ranker's support model (CheckSupport),
+    all in one call once the stream has ended, within ORCHESTRATOR_SUPPORT_CHECK_TIMEOUT_S;
+    the lexical marks as they are when it is off, down, or late. Returns the marks and which
+    checker gave them ("model" or "lexical")."""
+    claims = model_claims(marks, sources)
+    limit = min(state.settings.support_check_timeout_s, state.deadline.remaining())
+    if not claims or limit <= 0:
+        return marks, "lexical"
+    try:
+        async with asyncio.timeout(limit):
+            verdicts = await state.deps.ranker.check_support(
+                [(sentence, passages) for _, sentence, passages in claims], timeout=limit
+            )
+    except (RankerUnavailable, TimeoutError) as err:
+        logger.info("support model unavailable; lexical marks kept", extra={"error": str(err)})
+        return marks, "lexical"
+    return with_model_marks(marks, claims, [(v.score, v.label) for v in verdicts]), "model"
 
 
 class _SentenceChecker:

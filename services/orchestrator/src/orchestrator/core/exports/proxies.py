@@ -18,6 +18,7 @@ from orchestrator.core.ask.domain import (
     Passage,
     SearchHit,
     SearchResponse,
+    SupportVerdict,
 )
 from orchestrator.core.ask.ports import Brain, Checked, Corpus, Decision, Ranker, Reader, Searcher
 from orchestrator.core.ask.state import Deps
@@ -298,6 +299,18 @@ class RecordingRanker:
         """See Ranker.rank_chunks."""
         out = await self._inner.rank_chunks(query, pages, top_k=top_k, timeout=timeout)
         self._rec.add("rank.chunks", queries=[query], passages=[_passage(p) for p in out])
+        return out
+
+    async def check_support(
+        self, claims: Sequence[tuple[str, Sequence[str]]], *, timeout: float
+    ) -> list[SupportVerdict]:
+        """See Ranker.check_support."""
+        out = await self._inner.check_support(claims, timeout=timeout)
+        self._rec.add(
+            "support.check",
+            sentences=[c[0] for c in claims],
+            verdicts=[{"score": round(v.score, 3), "label": v.label} for v in out],
+        )
         return out
 
 
