@@ -33,7 +33,14 @@ from orchestrator.core.ask.modes import Mode
 
 from bench.eval import jsweb
 from bench.eval.answers import abstains, cited, cut_off, marker_inside, verdict
-from bench.eval.harness import evidence_configs, mode_configs, relay_configs, run_configs, world
+from bench.eval.harness import (
+    Config,
+    evidence_configs,
+    mode_configs,
+    relay_configs,
+    run_configs,
+    world,
+)
 from bench.eval.llm import EMBEDDED, embedded_env, embedded_server
 from bench.eval.metrics import Outcome
 from bench.eval.questions import Question, interleave, load
@@ -174,12 +181,8 @@ def show(paths: list[Path]) -> None:
         print(report(run.outcomes, names, answers=answers))
 
 
-def main() -> None:
-    """Run the sets and print the tables."""
-    args = _args()
-    if args.show:
-        show(args.show)
-        return
+def _chosen(args: argparse.Namespace) -> tuple[list[Question], list[Config]]:
+    """The questions and configurations the arguments ask for."""
     questions = load()
     if args.ids:
         questions = [q for q in questions if q.id in set(args.ids)]
@@ -193,9 +196,13 @@ def main() -> None:
         configs = relay_configs(modes) if args.llm else mode_configs(modes)
     # A configuration none of the chosen questions is for starts no stack (--sets apache: no
     # local corpus to index).
-    configs = [c for c in configs if any(q.kind in c.kinds for q in questions)]
-    start = time.monotonic()
-    commit = _commit()  # of the code that runs (a commit during the run does not count)
+    return questions, [c for c in configs if any(q.kind in c.kinds for q in questions)]
+
+
+def _run(
+    args: argparse.Namespace, questions: list[Question], configs: list[Config]
+) -> tuple[list[Outcome], list[Outcome]]:
+    """Every configuration's outcomes, then the JS-only set's (bench/eval/jsweb.py)."""
     partial = args.json.with_suffix(".partial.jsonl") if args.json else None
     if partial:
         partial.write_text("")
@@ -220,11 +227,24 @@ def main() -> None:
             progress=lambda m: print(m, file=sys.stderr),
             on_outcome=keep,
         )
-        # The JS-only set (bench/eval/jsweb.py): its own site and stacks, render tier on and off.
+        # The JS-only set: its own site and stacks, render tier on and off.
         js = [q for q in jsweb.questions() if not args.ids or q.id in args.ids]
         if args.evidence or (args.sets and jsweb.SET not in args.sets):
             js = []
         js_outcomes = jsweb.run(Path(tmp), js, relay=relay, model=model, extra_env=extra)
+    return outcomes, js_outcomes
+
+
+def main() -> None:
+    """Run the sets and print the tables."""
+    args = _args()
+    if args.show:
+        show(args.show)
+        return
+    questions, configs = _chosen(args)
+    start = time.monotonic()
+    commit = _commit()  # of the code that runs (a commit during the run does not count)
+    outcomes, js_outcomes = _run(args, questions, configs)
     names = [c.name for c in configs]
     print(f"\n{len(questions)} questions, {len(outcomes)} runs in {time.monotonic() - start:.0f} s")
     shown, shown_names = outcomes, names
