@@ -61,6 +61,13 @@ def channel(address: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.C
     ``dns:///reader-headless:50051`` (or ``ipv4:``/``ipv6:`` lists) spreads calls over every
     address round-robin; a plain ``host:port`` keeps gRPC's default, one connection.
     """
-    return grpc.aio.insecure_channel(
+    made = grpc.aio.insecure_channel(
         address, options=channel_options(address, options), interceptors=[CancelOnCancel()]
     )
+    if address.lower().startswith(SPREAD_SCHEMES):
+        # Connect to every address now: an idle round_robin channel connects on its first call
+        # and sends that call, and every call made before the other addresses are ready, to
+        # whichever address answered first, so a question's parallel page reads all landed on
+        # one reader (seen in tests/integration/test_multi_replica.py on CI).
+        made.get_state(try_to_connect=True)
+    return made
