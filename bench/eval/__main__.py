@@ -124,6 +124,9 @@ def _record(o: Outcome) -> dict[str, Any]:
         row |= {
             "answer": o.answer,
             "support_score": o.support_score,
+            # What the support marks and the abstention can be re-derived from offline.
+            "sentences": o.sentences,
+            "evidence": o.evidence,
             "verdict": verdict(o),
             "abstains": abstains(o.answer),
             "cited": cited(o.answer),

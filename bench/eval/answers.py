@@ -3,6 +3,9 @@
 Each answer is *right* (every answer pattern of its question occurs in it), *abstained* (it
 says the sources do not hold the answer: ABSTAIN), or *wrong*; a wrong answer that carries a
 citation marker is *confidently wrong*. For an unanswerable question only abstaining is right.
+An answer that *opens* by abstaining is abstained even when the pattern occurs later: the
+engine's "The sources don't say." followed by the model's unsupported answer, labelled as such,
+is not a right answer (until 2026-11-27's fourth session it was graded right).
 Two defects are counted on every answer: cut off mid-sentence, and a ``[n]`` marker spliced
 into a word or a code span.
 """
@@ -41,6 +44,8 @@ _TRAILING_CITES = re.compile(r"(\s*\[\d+(?:\s*,\s*\d+)*\])+\s*$")
 _SENTENCE_END = tuple(".!?:;)\"'`*]>")
 _CODE_SPAN = re.compile(r"```.*?```|`[^`\n]+`", re.DOTALL)
 _IN_WORD = re.compile(r"\w\[\d+\]\w")
+# Up to the first full stop that ends a sentence (not one inside "2.4" or "e.g.").
+_FIRST_SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|$)", re.DOTALL)
 
 
 def cited(answer: str) -> bool:
@@ -53,10 +58,18 @@ def abstains(answer: str) -> bool:
     return ABSTAIN.search(_QUOTED.sub(" ", answer)) is not None
 
 
+def opens_abstaining(answer: str) -> bool:
+    """Whether the answer's first sentence says its sources do not hold the answer."""
+    first = _FIRST_SENTENCE.match(answer.strip())
+    return first is not None and abstains(first.group(0))
+
+
 def verdict(o: Outcome) -> Verdict:
     """Right, abstained or wrong; for a question without an answer, only abstaining is right."""
     if not o.question.answerable:
         return "right" if abstains(o.answer) else "wrong"
+    if opens_abstaining(o.answer):
+        return "abstained"
     if o.question.answered_by(o.answer):
         return "right"
     return "abstained" if abstains(o.answer) else "wrong"

@@ -228,6 +228,7 @@ def outcome(
         elif kind == "answer.completed":
             out.answer = data["text"]  # as checked against the sources, what the user sees
             out.support_score = data.get("support_score")
+            out.sentences = list(data.get("sentences") or [])
         elif kind == "run.completed":
             out.status = data["status"]
             out.timings_ms = {k: float(v) for k, v in data["timings_ms"].items()}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from bench.eval.questions import KINDS, Question
 
@@ -28,6 +29,7 @@ class Outcome:
     local_sources: int = 0  # of those, local documents (not the doc web)
     answer: str = ""
     support_score: float | None = None  # the answer's share of supported sentences, if checked
+    sentences: list[dict[str, Any]] = field(default_factory=list)  # each sentence's support mark
     timings_ms: dict[str, float] = field(default_factory=dict)
     duration_ms: float = 0.0
 

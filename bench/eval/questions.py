@@ -3,8 +3,9 @@
 questions.yaml holds the first tuning sets' questions (sqlite, git), tuning-*.yaml one more
 tuning set each (postfix, zsh: the held-out style, long reference pages), heldout-*.yaml one
 held-out set each (bench/eval/docweb.py says which set is which), unanswerable.yaml questions
-the doc web cannot answer and offtopic.yaml questions the local corpus (Quarry's own docs)
-cannot answer.
+about the held-out sets and unanswerable-tuning.yaml questions about the tuning sets that the doc
+web cannot answer, and offtopic.yaml questions the local corpus (Quarry's own docs) cannot
+answer.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ FILES = (
     HERE / "heldout-apache.yaml",
     HERE / "heldout-ffmpeg.yaml",
     HERE / "unanswerable.yaml",
+    HERE / "unanswerable-tuning.yaml",
     HERE / "offtopic.yaml",
 )
 Kind = Literal["snippet", "deep", "two_page", "unanswerable", "offtopic"]

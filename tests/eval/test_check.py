@@ -155,6 +155,11 @@ def test_answers_are_graded_right_abstained_wrong_and_confidently_wrong() -> Non
     quoting = 'It is 1024 [1]. The source states: "If there is no default value, say None." [3]'
     assert verdict(_answered(UN, quoting)) == "wrong"
     assert verdict(_answered(UN, "None of the sources mention H3MaxStreams.")) == "right"
+    # The engine's abstention over the model's unsupported answer is not a right answer, even
+    # when that answer holds the fact; a right answer may still say what else is missing.
+    engine = "The sources don't say. The model's answer, which no source supports: 300 seconds."
+    assert verdict(_answered(DEEP, engine)) == "abstained"
+    assert verdict(_answered(DEEP, "It is 300 seconds [1]. The sources don't say why.")) == "right"
     outcomes = [
         _answered(DEEP, "It is 300 seconds [1]."),
         _answered(DEEP, "I could not find this in the sources."),
