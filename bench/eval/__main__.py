@@ -127,6 +127,7 @@ def _record(o: Outcome) -> dict[str, Any]:
             # What the support marks and the abstention can be re-derived from offline.
             "sentences": o.sentences,
             "evidence": o.evidence,
+            "draft": o.draft,
             "verdict": verdict(o),
             "abstains": abstains(o.answer),
             "cited": cited(o.answer),

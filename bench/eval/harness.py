@@ -236,6 +236,7 @@ def outcome(
     out.pages_read = len(read)
     out.page_text = "\n\n".join(capture.text(u) for u in dict.fromkeys(read))
     out.evidence = record.synthesis[-1] if record.synthesis else ""
+    out.draft = record.drafts[-1] if record.drafts else ""
     return out
 
 

@@ -30,6 +30,7 @@ class Outcome:
     answer: str = ""
     support_score: float | None = None  # the answer's share of supported sentences, if checked
     sentences: list[dict[str, Any]] = field(default_factory=list)  # each sentence's support mark
+    draft: str = ""  # the real model's answer as it wrote it (--llm), before any checking
     timings_ms: dict[str, float] = field(default_factory=dict)
     duration_ms: float = 0.0
 

@@ -35,6 +35,7 @@ class Record:
     """What the LLM saw for one question's run."""
 
     synthesis: list[str] = field(default_factory=list)  # each synthesis call's source texts
+    drafts: list[str] = field(default_factory=list)  # each relayed synthesis call's reply, raw
     chunk_judges: int = 0
 
 
@@ -75,7 +76,10 @@ class Director:
         if call.kind == "synthesis":
             record.synthesis.append(sources_text(call))
         if policy == "relay":
-            return await self._relay(call)
+            reply = await self._relay(call)
+            if call.kind == "synthesis" and isinstance(reply, Say):
+                record.drafts.append(reply.text)
+            return reply
         if call.kind == "judge":
             return self._judge(call, q, policy, record)
         return None  # the default script: keep the question, answer from the sources
