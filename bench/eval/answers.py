@@ -1,6 +1,7 @@
 """Grading a real model's answers (`make eval --llm ...`; pure: no I/O).
 
-Each answer is *right* (every answer pattern of its question occurs in it), *abstained* (it
+Each answer is *right* (every answer pattern of its question occurs in it: the ``says``
+pattern where the page pattern is written for page text), *abstained* (it
 says the sources do not hold the answer: ABSTAIN), or *wrong*; a wrong answer that carries a
 citation marker is *confidently wrong*. For an unanswerable question only abstaining is right.
 An answer that *opens* by abstaining is abstained even when the pattern occurs later: the
@@ -70,7 +71,7 @@ def verdict(o: Outcome) -> Verdict:
         return "right" if abstains(o.answer) else "wrong"
     if opens_abstaining(o.answer):
         return "abstained"
-    if o.question.answered_by(o.answer):
+    if o.question.said_in(o.answer):
         return "right"
     return "abstained" if abstains(o.answer) else "wrong"
 

@@ -102,7 +102,7 @@ def row(config: str, kind: str, outcomes: Sequence[Outcome], *, answers: bool = 
         stage_p50_ms={s: _p50([o.timings_ms.get(s, 0.0) for o in outcomes]) for s in STAGES},
         total_p50_ms=_p50([o.duration_ms for o in outcomes]),
         answer_accuracy=(
-            _mean([o.question.answered_by(o.answer) for o in outcomes]) if answers else None
+            _mean([o.question.said_in(o.answer) for o in outcomes]) if answers else None
         ),
     )
 

@@ -54,6 +54,9 @@ class Part:
     answer: str
     gold: tuple[str, ...]
     gap_query: str = ""
+    # The fact as a model's answer states it, where ``answer`` is written for the page's
+    # wording ("default value is 50" where an answer says "gc.autoPackLimit is 50").
+    says: str = ""
 
     def found_in(self, text: str) -> bool:
         """Whether the fact's pattern occurs in ``text``."""
@@ -89,6 +92,13 @@ class Question:
             re.search(p.answer, clean, re.IGNORECASE) for p in self.parts
         )
 
+    def said_in(self, answer: str) -> bool:
+        """Whether a model's ``answer`` states every part (``says``, else the page pattern)."""
+        clean = normalise(answer)
+        return bool(self.parts) and all(
+            re.search(p.says or p.answer, clean, re.IGNORECASE) for p in self.parts
+        )
+
     def missing_in(self, text: str) -> list[Part]:
         """The parts whose pattern does not occur in ``text``."""
         return [p for p in self.parts if not p.found_in(text)]
@@ -112,16 +122,23 @@ def parse_question(raw: dict[str, Any]) -> Question:
         return _parse_no_answer(raw, kind)
     if "parts" in raw:
         parts = tuple(
-            Part(str(p["answer"]), tuple(p["gold"]), str(p.get("gap_query", "")))
+            Part(
+                str(p["answer"]), tuple(p["gold"]), str(p.get("gap_query", "")),
+                str(p.get("says", "")),
+            )
             for p in raw["parts"]
-        )
+        )  # fmt: skip
     else:
         gold = tuple(raw["gold"])
-        parts = tuple(Part(str(a), gold) for a in raw["answers"])
+        says = [str(x) for x in raw.get("says", [])] or [""] * len(raw["answers"])
+        if len(says) != len(raw["answers"]):
+            raise ValueError(f"{raw.get('id')}: `says` needs one pattern per answer")
+        parts = tuple(Part(str(a), gold, "", x) for a, x in zip(raw["answers"], says, strict=True))
     if kind not in KINDS:
         raise ValueError(f"{raw.get('id')}: kind must be one of {KINDS}, not {kind!r}")
     for part in parts:
         re.compile(part.answer)
+        re.compile(part.says)
     gold_set = parts[0].gold[0].strip("/").split("/")[0]
     return Question(str(raw["id"]), kind, str(raw["question"]), parts, gold_set)
 

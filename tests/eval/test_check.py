@@ -171,6 +171,24 @@ def test_answers_are_graded_right_abstained_wrong_and_confidently_wrong() -> Non
     assert r.p50_s == 1.0
 
 
+def test_an_answer_is_graded_by_its_says_pattern_where_the_page_pattern_fits_pages_only() -> None:
+    raw = {
+        "id": "packs",
+        "kind": "snippet",
+        "question": "What is the default value of gc.autoPackLimit?",
+        "answers": ["default value is 50"],
+        "says": [r"\b50\b"],
+        "gold": ["/git/git-gc.html"],
+    }
+    q = parse_question(raw)
+    answer = "The default value of gc.autoPackLimit is 50 [1]."
+    assert not q.answered_by(answer)  # the page pattern, for passage recall
+    assert verdict(_answered(q, answer)) == "right"
+    assert verdict(_answered(q, "It is 5 [1].")) == "wrong"
+    with pytest.raises(ValueError, match="says"):
+        parse_question({**raw, "says": ["a", "b"]})
+
+
 def test_cut_off_answers_and_markers_inside_words_or_code_are_counted() -> None:
     assert not cut_off("The default is 5 seconds [1].")
     assert not cut_off("Set it like this:\n```\nKeepAliveTimeout 5\n```")

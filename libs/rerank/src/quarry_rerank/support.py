@@ -212,6 +212,6 @@ class SupportChecker:
         for k, ((sentence, passage), us) in enumerate(zip(pairs, per_pair, strict=True)):
             sims = unit_vecs[start : start + len(us)] @ sent_vecs[k]
             start += len(us)
-            best = int(np.argmax(sims))
-            out.append(features(sentence, passage, us[best], float(sims[best])))
+            scored = [features(sentence, passage, u, float(sim)) for u, sim in zip(us, sims)]
+            out.append(max(scored, key=blend))
         return out

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from orchestrator.core.ending import SOURCES_DONT_SAY, extractive, sources_dont_say
 from orchestrator.core.support import (
-    SOURCES_DONT_SAY,
     SUPPORTED_AT,
     SentenceStream,
     SupportReport,
-    extractive,
     mark_sentence,
-    sources_dont_say,
 )
 
 SQLITE = (

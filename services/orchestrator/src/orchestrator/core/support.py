@@ -24,9 +24,8 @@ sentences copied or closely paraphrased from a passage score 0.86 to 1.0, and th
 the topic but change a value or an entity 0.56 to 0.62; ``SUPPORTED_AT`` 0.75 sits between. A
 paraphrase in new words scores low (0.67 for one case there): lexical overlap cannot see it.
 
-An answer whose claims are all unsupported gets a plain statement that the sources don't say —
-and, when one passage shares most of the question's words, that passage's sentence quoted and
-labelled as a quote. Pure: no I/O.
+How an answer whose claims are unsupported ends (the engine saying the sources don't say) is
+orchestrator/core/ending.py's. Pure: no I/O.
 
 ``SentenceStream`` cuts a streamed answer into complete sentences as they arrive, so faces that
 cannot take text back (a terminal pipe, an OpenAI-compatible stream) print checked sentences.
@@ -34,7 +33,6 @@ cannot take text back (a terminal pipe, an OpenAI-compatible stream) print check
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,10 +54,6 @@ SUPPORTED_AT = 0.75
 PARTLY_AT = SUPPORT_THRESHOLD
 # Fewer content words than this: no claim to check.
 MIN_CLAIM_WORDS = MIN_WORDS + 1
-# An extractive answer: a passage sentence holding this share of the question's content words.
-EXTRACT_AT = 0.6
-EXTRACT_CHARS = 400
-SOURCES_DONT_SAY = "The sources don't say."
 # Where a claim's missing values cap its score (see the module doc).
 UNSUPPORTED_CAP = PARTLY_AT - 0.01
 PARTLY_CAP = PARTLY_AT + (SUPPORTED_AT - PARTLY_AT) / 2
@@ -229,42 +223,6 @@ class SupportReport:
             "sentences": [s.as_dict() for s in self.sentences],
             "support_score": None if score is None else round(score, 3),
         }
-
-
-def extractive(question: str, sources: Mapping[int, str]) -> tuple[int, str] | None:
-    """The passage sentence that shares most of the question's content words, if it shares at
-    least ``EXTRACT_AT`` of them: (source number, sentence)."""
-    asked = content_words(question)
-    if len(asked) < 2:
-        return None
-    best: tuple[float, int, int, str] | None = None
-    for n, text in sources.items():
-        sentences = [" ".join(text[a:b].split()) for a, b in sentence_spans(text)]
-        # A sentence and its successor too: "… SQLITE_MAX_LENGTH. The default value of this
-        # macro is 1 billion" answers only as a pair.
-        windows = sentences + [f"{x} {y}" for x, y in itertools.pairwise(sentences)]
-        for window in windows:
-            score = support(asked, content_words(window))
-            if best is None or (score, -len(window)) > (best[0], -best[1]):
-                best = (score, len(window), n, window)
-    if best is None or best[0] < EXTRACT_AT:
-        return None
-    sentence = best[3]
-    if len(sentence) > EXTRACT_CHARS:
-        sentence = sentence[: EXTRACT_CHARS - 1].rstrip() + "…"
-    return best[2], sentence
-
-
-def sources_dont_say(question: str, sources: Mapping[int, str]) -> str:
-    """The engine's own closing for an answer nothing supports."""
-    quote = extractive(question, sources)
-    if quote is None:
-        return f"{SOURCES_DONT_SAY} None of the sources found supports the model's answer."
-    n, sentence = quote
-    return (
-        f"{SOURCES_DONT_SAY} None of them supports the model's answer; "
-        f"the closest passage, quoted as written [{n}]: \u201c{sentence}\u201d"
-    )
 
 
 class SentenceStream:

@@ -137,14 +137,7 @@ class LLMBrain:
 
     def check(self, answer: str, sources: Sequence[Evidence]) -> Checked:
         """Remove citations to no source; fix or drop the ones the source does not support."""
-        report = check_citations(answer, [(n, s.text) for n, s in enumerate(sources, start=1)])
-        return Checked(
-            text=report.text,
-            cited=list(report.cited),
-            removed_citations=list(report.removed_citations),
-            replaced=[{"from": old, "to": new} for old, new in report.replaced],
-            added_citations=list(report.added),
-        )
+        return check_answer(answer, sources)
 
     # --- generic calls for other pipelines (deep research), in this brain's lane ---
 
@@ -167,3 +160,15 @@ class LLMBrain:
                 aclose = getattr(stream, "aclose", None)
                 if aclose is not None:
                     await aclose()
+
+
+def check_answer(answer: str, sources: Sequence[Evidence]) -> Checked:
+    """Remove citations to no source; fix or drop the ones the source does not support."""
+    report = check_citations(answer, [(n, s.text) for n, s in enumerate(sources, start=1)])
+    return Checked(
+        text=report.text,
+        cited=list(report.cited),
+        removed_citations=list(report.removed_citations),
+        replaced=[{"from": old, "to": new} for old, new in report.replaced],
+        added_citations=list(report.added),
+    )

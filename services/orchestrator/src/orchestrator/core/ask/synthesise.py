@@ -14,7 +14,8 @@ from orchestrator.core.ask.domain import Evidence, RankerUnavailable
 from orchestrator.core.ask.fusion import origin_of
 from orchestrator.core.ask.ports import Checked
 from orchestrator.core.ask.state import RunState
-from orchestrator.core.citations import cited_numbers, strip_citations
+from orchestrator.core.citations import strip_citations
+from orchestrator.core.ending import conclude, engine_note
 from orchestrator.core.errors import RunFailed
 from orchestrator.core.support import (
     SentenceMark,
@@ -22,7 +23,6 @@ from orchestrator.core.support import (
     SupportReport,
     mark_sentence,
     model_claims,
-    sources_dont_say,
     with_model_marks,
 )
 from orchestrator.core.think import Thought
@@ -30,8 +30,6 @@ from orchestrator.core.think import Thought
 logger = logging.getLogger(__name__)
 
 EXCERPT_CHARS = 300
-# Before the model's draft when no source supports any of its claims.
-DRAFT_LABEL = "\n\nThe model's answer, which no source supports:\n\n"
 # A last piece of text that ends no sentence and has at least this many words was cut short
 # (a token or time budget), not a list item or a label.
 FRAGMENT_WORDS = 6
@@ -103,21 +101,16 @@ async def synthesise(state: RunState, evidence: Sequence[Evidence]) -> tuple[Che
             boundary=state.boundary,
             detail=state.options.detail,
         )
-        checker = _SentenceChecker(state, sources)
+        checker = SentenceChecker(state.deps.brain.check, sources)
         _, marks = await stream_answer(state, stream, mark=checker.mark)
         marks, by = await model_marks(state, marks, checker.numbered)
         span.set_attribute("ae.support_checker", by)
-        report = SupportReport(marks)
-        if report.unsupported:
-            # Nothing the model wrote is backed by a source: say so plainly, quoting the
-            # passage that best matches the question if one does. Streamed faces get the note
-            # last (they cannot take text back); the final answer leads with it, the model's
-            # unsupported draft after it, labelled.
-            note = sources_dont_say(state.question, checker.numbered)
-            emit_sentence(state, report.sentences, _engine_note("\n\n" + note))
-            report = SupportReport(
-                [_engine_note(note), _engine_note(DRAFT_LABEL), *report.sentences[:-1]]
-            )
+        ending = conclude(state.question, marks, checker.numbered)
+        if ending.note is not None:
+            # Streamed faces get the engine's note last (they cannot take text back); the
+            # final answer leads with it (see core/ending.py).
+            emit_sentence(state, list(marks), ending.note)
+        report = ending.report
         checked = checker.checked(report)
         span.set_attribute("ae.cited", len(checked.cited))
         span.set_attribute("ae.removed_citations", len(checked.removed_citations))
@@ -149,11 +142,14 @@ async def model_marks(
     return with_model_marks(marks, claims, [(v.score, v.label) for v in verdicts]), "model"
 
 
-class _SentenceChecker:
-    """Checks each sentence's citations as it completes, then marks its support."""
+class SentenceChecker:
+    """Checks each sentence's citations as it completes (with ``check``, the brain's citation
+    check), then marks its support. Pure: bench/eval/replay.py runs it over stored answers."""
 
-    def __init__(self, state: RunState, sources: Sequence[Evidence]) -> None:
-        self._brain = state.deps.brain
+    def __init__(
+        self, check: Callable[[str, Sequence[Evidence]], Checked], sources: Sequence[Evidence]
+    ) -> None:
+        self._check = check
         self._sources = list(sources)
         self.numbered = {n: s.text for n, s in enumerate(sources, start=1)}
         self._removed: list[int] = []
@@ -188,7 +184,7 @@ class _SentenceChecker:
         return SentenceMark(text, list(dict.fromkeys(cites)), first.support, first.score)
 
     def _prose(self, sentence: str) -> SentenceMark:
-        checked = self._brain.check(sentence, self._sources)
+        checked = self._check(sentence, self._sources)
         self._removed.extend(checked.removed_citations)
         self._replaced.extend(checked.replaced)
         self._added.extend(checked.added_citations)
@@ -203,11 +199,6 @@ class _SentenceChecker:
             replaced=self._replaced,
             added_citations=self._added,
         )
-
-
-def _engine_note(text: str) -> SentenceMark:
-    """Text the engine adds (no claim of the model's to check)."""
-    return SentenceMark(text, cited_numbers(text), None, 0.0)
 
 
 def _cut_short(rest: str, text: str, timed_out: bool) -> bool:
@@ -285,7 +276,7 @@ async def stream_answer(
 
     def sentences(texts: list[str]) -> None:
         for text in texts:
-            emit_sentence(state, marks, mark(text) if mark else _engine_note(text))
+            emit_sentence(state, marks, mark(text) if mark else engine_note(text))
 
     def write(delta: str) -> None:
         if prefix and not parts:
