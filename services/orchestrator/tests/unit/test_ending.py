@@ -98,3 +98,16 @@ def test_an_answer_whose_claims_are_all_unsupported_says_the_sources_dont_say() 
     assert ending.note is not None
     assert ending.report.sentences[0].text.startswith(SOURCES_DONT_SAY)
     assert ending.report.unsupported
+
+
+def test_a_backed_sentence_does_not_save_an_answer_about_a_name_no_source_mentions() -> None:
+    # The model describes H3MaxStreams with a sentence copied from the H2 page: that sentence
+    # is backed, but not one of the question's names is in the sources.
+    about = SentenceMark("H3MaxStreams limits streams per connection.", [], "unsupported", 0.1)
+    copied = mark_sentence(
+        "This directive sets the maximum number of active streams per HTTP/2 session [2].",
+        SOURCES,
+    )
+    assert copied.support == "supported"
+    ending = conclude("What does H3MaxStreams limit?", [about, copied], SOURCES)
+    assert ending.report.sentences[0].text.startswith(SOURCES_DONT_SAY)

@@ -40,6 +40,8 @@ PROCEED = Plan(action="proceed", optimized_query="how tall is it")
         "What does Quarry do?",
         "Is there a way to run Quarry without Docker?",
         "What is the capital of France?",
+        # The pronoun's antecedent is named before it (the embedded model asked this back).
+        "How frequently does the ffmpeg command refresh the progress line it prints?",
     ],
 )
 def test_clear_first_questions_are_searched_even_when_the_model_asks_back(question: str) -> None:
@@ -68,6 +70,7 @@ def test_a_bare_pronoun_with_no_history_is_asked_back_even_when_the_model_procee
 def test_candidates_follow_the_model() -> None:
     pre = prefilter("Is it safe to eat raw cookie dough?", has_history=False)
     assert pre.verdict == "candidate"
+    assert prefilter("Is there a way to run it?", has_history=False).verdict == "candidate"
     assert combine(pre, CLARIFY, "q", []).action == "clarify"
     assert combine(pre, PROCEED, "q", []).action == "proceed"
 

@@ -7,9 +7,10 @@ Two signs that the sources do not hold the answer, whatever the model wrote:
 * **the question names what no source mentions**: a flag, a dotted or underscored name, a
   call, an ALL-CAPS or camelCase name (``H3MaxStreams``, ``-gpu_threads``, ``WHIP``) that
   occurs in none of the sources cannot have been answered from them. Every sentence that
-  repeats such a name is unsupported, whatever its citations; when no sentence is left
-  supported, the answer is the engine's "the sources don't say", and otherwise the engine
-  adds which names the sources do not mention. A small model answers a question about a
+  repeats such a name is unsupported, whatever its citations. When no source mentions any
+  of the question's names, or no sentence is left supported, the answer is the engine's "the
+  sources don't say"; when some names are covered and some sentences backed (one part of a
+  two-part question), the engine adds which names the sources do not mention. A small model answers a question about a
   directive that does not exist with a confident default ("H3MaxStreams defaults to 1024")
   and cites a neighbouring page that shares every other word: this is the check it cannot
   talk its way past.
@@ -152,7 +153,10 @@ def conclude(question: str, marks: Sequence[SentenceMark], sources: Mapping[int,
     marks = [_unbacked(m) if _mentions(m, missing) else m for m in marks]
     report = SupportReport(marks)
     backed = any(m.support == "supported" for m in marks)
-    if report.unsupported or (missing and not backed):
+    # Every name the question asks about is missing: whatever else the model copied from the
+    # sources, it is not about what was asked.
+    asked_about_nothing_here = bool(missing) and len(missing) == len(names(question))
+    if report.unsupported or (missing and not backed) or asked_about_nothing_here:
         note = sources_dont_say(question, sources, missing)
         shown = [engine_note(note), engine_note(DRAFT_LABEL), *marks]
         return Ending(SupportReport(shown), engine_note("\n\n" + note))

@@ -8,7 +8,8 @@ to question the user back, so the code decides what it can:
   "Rust ownership", "Explain photosynthesis" are topic queries, searched as a search engine
   would): it is searched as asked; a model's "clarify" is overruled.
 * ``candidate``: a first question that points at something ("is it safe …") but also names
-  things: the model's verdict decides.
+  things: the model's verdict decides. A pronoun after the question has named three things
+  ("… the ffmpeg command refresh the progress line it prints") points back inside it: clear.
 * ``unresolved``: a first question whose only subject is a pronoun or deixis ("How tall is
   it?", "tell me more about that"): nothing can be searched, so the engine asks back even
   when the model would proceed.
@@ -138,12 +139,26 @@ def prefilter(question: str, *, has_history: bool) -> Prefilter:
         verdict = "clear"  # pronouns resolve against the history (resolve_query)
     elif (referring and len(content) <= 1) or (words <= 2 and not content):
         verdict = "unresolved"
-    elif referring:
+    elif referring and not _named_before(question, referring):
         # A short question without a pronoun is a topic query: Qwen 1.5B asked "What is Rust
         # ownership?" back for "Rust ownership" in one run of make test-models, and searched
         # it in another; the engine searches it every time.
         verdict = "candidate"
     return Prefilter(verdict, referring, content, words)
+
+
+# Content words before a question's first pronoun from which it names its own antecedent.
+ANTECEDENT_WORDS = 3
+
+
+def _named_before(question: str, referring: Sequence[str]) -> bool:
+    """Whether the question names enough before its first referring word for that word to
+    point back inside it: "How often does the ffmpeg command refresh the progress line it
+    prints?" (the embedded model asked it back, 2026-11-27), not "Is it safe to …"."""
+    words = _words(question)
+    first = next((i for i, w in enumerate(words) if w.removesuffix("'s") in referring), len(words))
+    before = [w for w in words[:first] if w.removesuffix("'s") not in _GENERIC]
+    return len(dict.fromkeys(before)) >= ANTECEDENT_WORDS
 
 
 def subject_of(text: str) -> str:
