@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,15 +167,30 @@ def main() -> None:
         gold = [pairs[i].label for i in idx]
         print(f"\n{name} half ({len(idx)} pairs), lexical:")
         print(report(gold, [lexical[i] for i in idx]))
-    print("\nwhat answers get (core/ask/synthesise.py model_marks): the model's label, but a")
-    print("lexical 'unsupported' stays (it was streamed uncited), same pairs:")
-    model = labels(scores, *at)
-    wired = [lex if lex == "unsupported" else m for lex, m in zip(lexical, model, strict=True)]
+    print("\nwhat answers get (core/support.py with_model_marks, as core/ask/synthesise.py calls")
+    print("it), same pairs:")
+    wired = wired_labels(pairs, scores, support.label_for)
     for name, idx in (("tune", tune), ("test", test)):
         gold = [pairs[i].label for i in idx]
         print(f"\n{name} half ({len(idx)} pairs), wired:")
         print(report(gold, [wired[i] for i in idx]))
     sys.stdout.flush()
+
+
+def wired_labels(
+    pairs: Sequence[Pair], scores: Sequence[float], label_for: Callable[[float], str]
+) -> list[str]:
+    """What an answer shows for each pair: the lexical mark re-marked by the support model's
+    score through orchestrator.core.support.with_model_marks, the function answers go through."""
+    from orchestrator.core.support import mark_sentence, model_claims, with_model_marks
+
+    out: list[str] = []
+    for p, score in zip(pairs, scores, strict=True):
+        marks = [mark_sentence(f"{p.sentence} [1]", {1: p.passage})]
+        claims = model_claims(marks, {1: p.passage})
+        marks = with_model_marks(marks, claims, [(score, label_for(score))] * len(claims))
+        out.append(marks[0].support or "unsupported")
+    return out
 
 
 def lexical_labels(pairs: Sequence[Pair]) -> list[str]:

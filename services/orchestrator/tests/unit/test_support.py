@@ -61,9 +61,14 @@ def test_values_the_passage_lacks_cap_the_mark(sentence: str, expected: str) -> 
     assert mark.support == expected, mark
 
 
-def test_a_paraphrase_in_new_words_is_only_partly_supported_by_word_overlap() -> None:
-    # A known limit of the lexical measure: true, but "expiry" and "set" are not the page's words.
+def test_a_paraphrase_in_new_words_is_supported_when_it_keeps_its_values() -> None:
+    # "expiry" and "set" are not the page's words, but its one value, gc.pruneExpire, is.
     mark = mark_sentence("The default prune expiry is set by gc.pruneExpire [2].", SOURCES)
+    assert mark.support == "supported"
+    # Without a value to hold it, a paraphrase in new words is only partly supported.
+    mark = mark_sentence(
+        "The default prune expiry is set by a configuration variable [2].", SOURCES
+    )
     assert mark.support == "partly"
 
 
@@ -78,9 +83,28 @@ def test_a_sentence_without_a_claim_is_not_judged() -> None:
         assert mark_sentence(text, SOURCES).support is None
 
 
-def test_citations_to_no_source_are_not_counted() -> None:
-    mark = mark_sentence("The default value of SQLITE_MAX_LENGTH is 1 billion [7].", SOURCES)
+def test_citations_to_no_source_are_not_counted_the_source_that_holds_the_claim_is() -> None:
+    mark = mark_sentence("The default value of SQLITE_MAX_LENGTH is 2 billion [7].", SOURCES)
     assert (mark.support, mark.citations) == ("unsupported", [])
+    mark = mark_sentence("The default value of SQLITE_MAX_LENGTH is 1 billion [7].", SOURCES)
+    assert (mark.support, mark.citations) == ("supported", [1])
+    assert mark.text == "The default value of SQLITE_MAX_LENGTH is 1 billion [1]."
+
+
+def test_a_claim_cited_to_the_wrong_source_is_cited_to_the_one_that_holds_it() -> None:
+    mark = mark_sentence("The default value of SQLITE_MAX_LENGTH is 1 billion [2].", SOURCES)
+    assert (mark.support, mark.citations) == ("supported", [1])
+
+
+def test_two_facts_from_two_sources_in_one_sentence_are_supported_by_both() -> None:
+    both = (
+        "SQLITE_MAX_LENGTH defaults to 1 billion bytes, and git gc prunes objects older than "
+        "gc.pruneExpire."
+    )
+    mark = mark_sentence(both, SOURCES)
+    assert (mark.support, mark.citations) == ("supported", [1, 2])
+    # Neither source alone holds both values.
+    assert mark_sentence(both + " [1]", {1: SQLITE}).support != "supported"
 
 
 def test_the_support_score_is_the_share_of_supported_claims() -> None:

@@ -3,8 +3,8 @@ answer nothing supports leads with the engine's plain "the sources don't say".""
 
 from __future__ import annotations
 
-from orchestrator.core.schemas import Judgement
 from orchestrator.core.ending import SOURCES_DONT_SAY
+from orchestrator.core.schemas import Judgement
 
 from services.orchestrator.tests.unit.doubles import ScriptedBrain, ScriptedSearcher, hits
 from services.orchestrator.tests.unit.harness import first, harness

@@ -10,7 +10,8 @@ Two signs that the sources do not hold the answer, whatever the model wrote:
   repeats such a name is unsupported, whatever its citations. When no source mentions any
   of the question's names, or no sentence is left supported, the answer is the engine's "the
   sources don't say"; when some names are covered and some sentences backed (one part of a
-  two-part question), the engine adds which names the sources do not mention. A small model answers a question about a
+  two-part question), the engine adds which names the sources do not mention. A small model
+  answers a question about a
   directive that does not exist with a confident default ("H3MaxStreams defaults to 1024")
   and cites a neighbouring page that shares every other word: this is the check it cannot
   talk its way past.

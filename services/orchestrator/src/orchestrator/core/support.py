@@ -33,6 +33,7 @@ cannot take text back (a terminal pipe, an OpenAI-compatible stream) print check
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,10 +53,18 @@ from orchestrator.core.citations import (
 Support = Literal["supported", "partly", "unsupported"]
 SUPPORTED_AT = 0.75
 PARTLY_AT = SUPPORT_THRESHOLD
+# A lexical score this high (every content word and value of the claim in the cited passage)
+# is never struck by the support model, only doubted: "partly".
+LEXICAL_SURE = 0.95
 # Fewer content words than this: no claim to check.
 MIN_CLAIM_WORDS = MIN_WORDS + 1
 # Where a claim's missing values cap its score (see the module doc).
 UNSUPPORTED_CAP = PARTLY_AT - 0.01
+# Each of two sources holding half of a two-fact sentence holds at least this share of its
+# words ("SQLITE_MAX_LENGTH is 2 billion" against a git page's "2 weeks" holds a third).
+HALF_AT = 0.4
+# Added to a claim's word share when the source holds every one of its values (see _score).
+VALUES_BONUS = 0.1
 PARTLY_CAP = PARTLY_AT + (SUPPORTED_AT - PARTLY_AT) / 2
 # A value: a flag, a number or version, a dotted/underscored/slashed name, a call.
 _VALUE_RE = re.compile(
@@ -96,6 +105,15 @@ def mark_sentence(sentence: str, sources: Mapping[int, str]) -> SentenceMark:
     if not cited_numbers(sentence):
         return _uncited(sentence, claim, stated, sources)
     score = max((_score(claim, stated, sources[n]) for n in cites), default=0.0)
+    if len(cites) > 1 and score < SUPPORTED_AT:
+        # Two facts from two pages in one sentence, each page citing half of it.
+        score = max(score, _score(claim, stated, "\n".join(sources[n] for n in cites)))
+    if score < SUPPORTED_AT:
+        # The model (or the citation check) cited the wrong page for a claim another page
+        # holds: cite that one instead, as for a claim cited to nothing.
+        found = _uncited(strip_citations(sentence), claim, stated, sources)
+        if found.support == "supported":
+            return found
     if score >= SUPPORTED_AT:
         return SentenceMark(sentence, cites, "supported", score)
     if score >= PARTLY_AT:
@@ -111,14 +129,41 @@ def _uncited(
     cited to that source, as the mark says), else unsupported. The embedded model often
     writes a right sentence without a marker; calling it unsupported would put "the sources
     don't say" over a right answer."""
-    scored = [(_score(claim, stated, text), -n) for n, text in sources.items()]
-    score, neg = max(scored, default=(0.0, 0))
+    scored = [(_score(claim, stated, text), [n]) for n, text in sources.items()]
+    score, best = max(scored, key=_first_best, default=(0.0, []))
+    if score < SUPPORTED_AT and len(stated) > 1:
+        # "Exit code 125 makes bisect skip a commit, and --no-verify bypasses the hook": two
+        # facts, two pages; only the two together hold every value.
+        joined = [
+            (_score(claim, stated, f"{sources[a]}\n{sources[b]}"), [a, b])
+            for a, b in itertools.combinations(sorted(sources), 2)
+            if _halves(claim, stated, sources[a], sources[b])
+        ]
+        score, best = max([(score, best), *joined], key=_first_best)
     if score < SUPPORTED_AT:
         return SentenceMark(sentence, [], "unsupported", score)
     end = _SENTENCE_TAIL.search(sentence)
     at = end.start() if end else len(sentence)
-    cited = f"{sentence[:at]} [{-neg}]{sentence[at:]}"
-    return SentenceMark(cited, [-neg], "supported", score)
+    markers = "".join(f"[{n}]" for n in best)
+    cited = f"{sentence[:at]} {markers}{sentence[at:]}"
+    return SentenceMark(cited, best, "supported", score)
+
+
+def _halves(claim: set[str], stated: set[str], one: str, other: str) -> bool:
+    """Whether each text holds part of the claim (its words, before the value cap) and a value
+    the other lacks: two halves of one two-fact sentence, not one page and a stray number."""
+    a, b = _plain(one), _plain(other)
+    only_a = any(v in a and v not in b for v in stated)
+    only_b = any(v in b and v not in a for v in stated)
+    words_a = support(claim, content_words(one))
+    words_b = support(claim, content_words(other))
+    return only_a and only_b and min(words_a, words_b) >= HALF_AT
+
+
+def _first_best(item: tuple[float, list[int]]) -> tuple[float, list[int]]:
+    """Highest score first; on a tie, the fewest and lowest-numbered sources."""
+    score, numbers = item
+    return score, [-len(numbers), *(-n for n in numbers)]
 
 
 def values(text: str) -> set[str]:
@@ -136,7 +181,8 @@ def _plain(text: str) -> str:
 def _score(claim: set[str], stated: set[str], source: str) -> float:
     """The share of the claim's words in the source, capped by the claim's values the source
     lacks: a copied sentence with another value ("2 million" where the page says "1 billion")
-    shares every other word, and is exactly the answer that must not pass."""
+    shares every other word, and is exactly the answer that must not pass; raised a little
+    when the source holds every value."""
     score = support(claim, content_words(source))
     if stated:
         text = _plain(source)
@@ -145,6 +191,11 @@ def _score(claim: set[str], stated: set[str], source: str) -> float:
             score = min(score, UNSUPPORTED_CAP)
         elif missing:
             score = min(score, PARTLY_CAP)
+        else:
+            # Every value is there: the words a model adds around them ("as specified in the
+            # parameter") weigh less. On the labelled set this raised lexical supported recall
+            # 0.83 -> 0.90 (test half) and left the wired marks unchanged: the model decides.
+            score = min(1.0, score + VALUES_BONUS)
     return score
 
 
@@ -158,11 +209,14 @@ def model_claims(
     marks: Sequence[SentenceMark], sources: Mapping[int, str]
 ) -> list[tuple[int, str, list[str]]]:
     """The sentences the support model re-scores: (index in ``marks``, sentence without its
-    markers, its cited passages' texts). Only cited sentences the lexical check did not find
-    unsupported: those were streamed uncited already and stay so."""
+    markers, its cited passages' texts and, when it cites several, all of them joined). Only
+    cited sentences the lexical check did not find unsupported: those were streamed uncited
+    already and stay so."""
     out = []
     for i, m in enumerate(marks):
-        cited = [sources[n] for n in m.citations if n in sources][:MODEL_MAX_PASSAGES]
+        cited = [sources[n] for n in m.citations if n in sources][: MODEL_MAX_PASSAGES - 1]
+        if len(cited) > 1:  # two facts from two pages: only together do they hold both
+            cited.append("\n".join(cited))
         if m.support in ("supported", "partly") and cited:
             out.append((i, " ".join(strip_citations(m.text).split()), cited))
     return out[:MODEL_MAX_CLAIMS]
@@ -184,7 +238,11 @@ def with_model_marks(
         if label not in _LABELS:
             continue
         m = marks[i]
-        if label == "unsupported":
+        if label == "unsupported" and m.score >= LEXICAL_SURE:
+            # Every word and value of the claim is in the cited passage: the model may doubt
+            # it (a value far from its name in a long entry), not strike it.
+            out[i] = SentenceMark(m.text, m.citations, "partly", score)
+        elif label == "unsupported":
             out[i] = SentenceMark(strip_citations(m.text), [], "unsupported", score)
         else:
             out[i] = SentenceMark(m.text, m.citations, cast(Support, label), score)
