@@ -160,3 +160,25 @@ def test_an_uncited_claim_no_source_supports_stays_unsupported_and_uncited() -> 
     mark = mark_sentence("The default value of SQLITE_MAX_LENGTH is 2 billion bytes.", SOURCES)
     assert (mark.support, mark.citations) == ("unsupported", [])
     assert "[" not in mark.text
+
+
+def test_the_support_model_relabels_cited_sentences_and_strikes_low_scores() -> None:
+    from orchestrator.core.support import model_claims, with_model_marks
+
+    marks = [
+        mark_sentence("The SQLITE_MAX_LENGTH macro defaults to 1,000,000,000 bytes [1].", SOURCES),
+        mark_sentence("git gc prunes packed refs older than three months by default [2].", SOURCES),
+        mark_sentence("SQLite limits strings with a macro [1].", SOURCES),
+    ]
+    claims = model_claims(marks, SOURCES)
+    assert [i for i, _, _ in claims] == [0, 1, 2]
+    # Doubted (0.3 < MODEL_CITES_AT) but every word and value is in the passage: kept, partly.
+    # Partly at 0.5: kept. Partly at 0.3 without that certainty: struck, uncited.
+    out = with_model_marks(marks, claims, [(0.1, "unsupported"), (0.5, "partly"), (0.3, "partly")])
+    assert marks[0].score >= 0.95
+    assert [(m.support, m.citations) for m in out] == [
+        ("partly", [1]),
+        ("partly", [2]),
+        ("unsupported", []),
+    ]
+    assert "[1]" not in out[2].text
