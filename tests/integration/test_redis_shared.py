@@ -8,7 +8,7 @@ import pytest
 from orchestrator.adapters.search.cache import RedisSearchCache, normalised
 from orchestrator.adapters.search.ratelimit import BackendRates
 from orchestrator.adapters.search.ratelimit import RateLimited as SearchRateLimited
-from orchestrator.api.http.ratelimit import RateLimited, RateLimiter
+from orchestrator.api.shared.ratelimit import RateLimited, RateLimiter
 from orchestrator.config import Settings
 from orchestrator.core.ask.domain import SearchHit, SearchResponse
 from orchestrator.wiring.runtime import production_runtime

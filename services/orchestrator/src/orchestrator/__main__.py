@@ -11,8 +11,8 @@ from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 from quarry_common import logconfig, telemetry
 from quarry_common.settings import EXIT_BAD_CONFIG, load_settings
 
-from orchestrator.api.http.security import ConfigError, check_bind, load_tokens
 from orchestrator.api.http.server import server_config
+from orchestrator.api.shared.security import ConfigError, check_bind, load_tokens
 from orchestrator.app import create_app
 from orchestrator.config import Settings
 

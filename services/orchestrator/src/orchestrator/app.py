@@ -15,17 +15,17 @@ from mcp.server.fastmcp import FastMCP
 from orchestrator.api.http.corpus_routes import UPLOAD_PATHS
 from orchestrator.api.http.corpus_routes import router as corpus_router
 from orchestrator.api.http.export_routes import router as export_router
-from orchestrator.api.http.problems import BodyGuard, install_problem_handlers
-from orchestrator.api.http.ratelimit import RateLimiter
 from orchestrator.api.http.research_routes import router as research_router
 from orchestrator.api.http.routes import router
 from orchestrator.api.http.schedule_routes import router as schedule_router
-from orchestrator.api.http.security import install_security, load_tokens
 from orchestrator.api.http.settings_routes import router as settings_router
 from orchestrator.api.mcp.local import LocalBackend
 from orchestrator.api.mcp.server import build_mcp
 from orchestrator.api.openai.routes import router as openai_router
-from orchestrator.api.web.routes import install_ui
+from orchestrator.api.shared.problems import BodyGuard, install_problem_handlers
+from orchestrator.api.shared.ratelimit import RateLimiter
+from orchestrator.api.shared.security import install_security, load_tokens
+from orchestrator.api.web.routes import install_ui, is_public_path
 from orchestrator.config import Settings
 from orchestrator.core.events import API_VERSION
 from orchestrator.core.principals import Credential
@@ -100,7 +100,7 @@ def create_app(
     install_problem_handlers(app)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes, exempt=UPLOAD_PATHS)
     # Access control (Host allow-list, CORS, tokens) wraps everything, the body guard included.
-    install_security(app, settings, tokens)
+    install_security(app, settings, tokens, public_path=is_public_path)
     # The faces' routes, in this order (the OpenAPI document lists them so).
     faces = (router, corpus_router, research_router, export_router, schedule_router)
     for face in (*faces, openai_router, settings_router):

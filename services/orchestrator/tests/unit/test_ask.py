@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from orchestrator.api.http.models import SearchOptions
+from orchestrator.api.shared.options import SearchOptions
 from orchestrator.config import Settings
 from orchestrator.core.ask.service import Conversation, Question, ask, run_options
 from orchestrator.core.events import EventSink

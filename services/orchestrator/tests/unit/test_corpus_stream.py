@@ -9,7 +9,7 @@ from typing import Any, cast
 from orchestrator.adapters.corpus.indexer import Counts
 from orchestrator.adapters.corpus.service import CorpusService
 from orchestrator.api.http.corpus_routes import _stream
-from orchestrator.api.http.sse import KEEP_ALIVE
+from orchestrator.api.shared.sse import KEEP_ALIVE
 
 
 class _SlowRefresh:

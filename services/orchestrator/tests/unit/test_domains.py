@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from orchestrator.api.http.models import SearchOptions
+from orchestrator.api.shared.options import SearchOptions
 from orchestrator.config import Settings
 from orchestrator.core.ask.service import prepare
 from orchestrator.core.domains import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from orchestrator.api.http.problems import HTTP_STATUS, domain_problem, openai_problem_for
 from orchestrator.api.mcp.errors import tool_error
+from orchestrator.api.shared.problems import HTTP_STATUS, domain_problem, openai_problem_for
 from orchestrator.core.errors import DomainError, ErrorKind, TooManyResearchRuns
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from orchestrator.adapters.store.session_db import SqliteSessionDB
-from orchestrator.api.http.security import ConfigError, load_tokens
+from orchestrator.api.shared.security import ConfigError, load_tokens
 from orchestrator.config import Settings
 from orchestrator.core.principals import (
     LOCAL,

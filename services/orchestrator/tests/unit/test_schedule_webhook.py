@@ -46,6 +46,10 @@ def test_signature_verifies_and_binds_body_secret_and_time() -> None:
         "http://[64:ff9b:1::a00:1]/",  # local-use NAT64 prefix
         "example.com/hook",
         "http://exa mple.com/",
+        "http://example.com/a b",  # sent as written, so it must already be a URL
+        # numeric hosts inet_aton reads as 127.0.0.1 (quarry_common.urls, the reader's syntax)
+        "http://2130706433/",
+        "http://0x7f.1/",
     ],
 )
 def test_refused_webhook_urls(url: str) -> None:
@@ -55,10 +59,17 @@ def test_refused_webhook_urls(url: str) -> None:
 
 def test_allow_private_opens_loopback_but_never_metadata() -> None:
     assert parse_webhook_url("http://127.0.0.1:9/h", allow_private=True).port == 9
+    assert parse_webhook_url("http://localhost:9/h", allow_private=True).host == "localhost"
     with pytest.raises(InvalidSchedule):
         parse_webhook_url("http://169.254.169.254/", allow_private=True)
     with pytest.raises(InvalidSchedule):
         parse_webhook_url("http://[::a9fe:a9fe]/", allow_private=True)
+
+
+def test_the_url_is_kept_as_written_and_the_host_resolved_in_ascii() -> None:
+    target = parse_webhook_url(" https://Bücher.example/hook?x=1 ", allow_private=False)
+    assert target.url == "https://Bücher.example/hook?x=1"
+    assert (target.host, target.port, target.ip) == ("xn--bcher-kva.example", 443, None)
 
 
 async def _resolves_private(host: str, port: int) -> list[IPAddress]:

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from orchestrator.api.http.ratelimit import PERSONAL, SHARED, resolve
-from orchestrator.api.http.security import ConfigError, allowed_hosts, check_bind, load_tokens
+from orchestrator.api.shared.ratelimit import PERSONAL, SHARED, resolve
+from orchestrator.api.shared.security import ConfigError, allowed_hosts, check_bind, load_tokens
 from orchestrator.config import Settings
 from orchestrator.core.schemas import Judgement
 from starlette.routing import Route

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from orchestrator.api.http.sse import frame, sse
+from orchestrator.api.shared.sse import frame, sse
 from orchestrator.core.budget import Deadline
 from orchestrator.core.events import Event, EventSink, ResultCollector
 from orchestrator.core.sessions import SessionStore, Turn

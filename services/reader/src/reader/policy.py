@@ -1,127 +1,48 @@
-"""URL validation and the network address policy (pure: no DNS, no sockets)."""
+"""URL validation and the network address policy, raising the reader's failures (pure: no DNS,
+no sockets; the rules themselves live in quarry_common.urls and quarry_common.addresses)."""
 
 from __future__ import annotations
 
-import ipaddress
-import re
-from dataclasses import dataclass
-from urllib.parse import quote, urljoin, urlsplit
+from urllib.parse import urljoin
 
 from quarry_common import addresses
 from quarry_common.addresses import IPAddress, IPNetwork, embedded_ipv4
+from quarry_common.urls import MAX_URL_LENGTH, HttpURL, URLRefused, parse_http_url
 
 from reader.errors import ReadFailure
 from reader.model import Status
 
-__all__ = ["AddressPolicy", "IPAddress", "IPNetwork", "Target", "embedded_ipv4", "parse_url"]
+__all__ = [
+    "MAX_URL_LENGTH",
+    "AddressPolicy",
+    "IPAddress",
+    "IPNetwork",
+    "Target",
+    "embedded_ipv4",
+    "parse_url",
+]
 
-MAX_URL_LENGTH = 2048
-DEFAULT_PORTS = {"http": 80, "https": 443}
-
-# ASCII control characters (incl. tab/CR/LF, which URL parsers silently drop).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-# What an ASCII (post-IDNA) host name may contain.
-_HOSTNAME = re.compile(r"^[a-z0-9_.-]+$")
-# A label that makes a WHATWG URL parser (and inet_aton) read the host as IPv4: decimal,
-# or 0x-hex (e.g. the last label of "0x7f.1" or "2130706433").
-_NUMERIC_LABEL = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)$")
-# Characters kept as-is when re-quoting a path or query (RFC 3986 reserved + unreserved + %).
-_SAFE_PATH = "/%:@!$&'()*+,;=-._~"
-_SAFE_QUERY = _SAFE_PATH + "?"
-
-
-@dataclass(frozen=True)
-class Target:
-    """A validated http(s) URL, normalised: ASCII host, explicit port, no fragment."""
-
-    scheme: str
-    host: str
-    port: int
-    path: str
-    ip: IPAddress | None
-
-    @property
-    def authority(self) -> str:
-        """Host (bracketed when IPv6) plus the port when it is not the scheme's default."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return host if DEFAULT_PORTS[self.scheme] == self.port else f"{host}:{self.port}"
-
-    @property
-    def url(self) -> str:
-        """The normalised URL string (also the cache key)."""
-        return f"{self.scheme}://{self.authority}{self.path}"
-
-
-def _invalid(reason: str) -> ReadFailure:
-    return ReadFailure(Status.INVALID_URL, reason)
+# A validated http(s) URL, normalised (ASCII host, explicit port, no fragment); its ``url`` is
+# also the cache key. The syntax rules are shared with the orchestrator's webhooks.
+Target = HttpURL
 
 
 def _blocked(reason: str) -> ReadFailure:
     return ReadFailure(Status.BLOCKED, reason)
 
 
-def _ascii_host(raw: str) -> str:
-    """Lower-case, IDNA-encode and strip one trailing dot; raise on impossible hosts."""
-    try:
-        host = raw.encode("idna").decode("ascii").lower()
-    except UnicodeError:
-        raise _invalid("invalid host") from None
-    host = host.removesuffix(".")
-    if not _HOSTNAME.match(host) or ".." in host:
-        raise _invalid("invalid host")
-    return host
-
-
-def _literal_ip(host: str, bracketed: bool) -> IPAddress | None:
-    """Return the IP a literal host denotes; refuse non-canonical numeric spellings."""
-    if bracketed:
-        if "%" in host:
-            raise _invalid("scoped IPv6 literal")
-        try:
-            return ipaddress.IPv6Address(host)
-        except ValueError:
-            raise _invalid("invalid IPv6 literal") from None
-    if _NUMERIC_LABEL.match(host.rsplit(".", 1)[-1]):
-        try:
-            # Only the canonical dotted quad: 3.11's parser refuses octal/hex/short forms.
-            return ipaddress.IPv4Address(host)
-        except ValueError:
-            raise _blocked("non-canonical IP address") from None
-    return None
-
-
 def parse_url(url: str) -> Target:
-    """Validate ``url`` as a fetchable http(s) URL; raise ReadFailure otherwise."""
-    url = url.strip()
-    if not url or len(url) > MAX_URL_LENGTH:
-        raise _invalid("empty URL" if not url else "URL too long")
-    if _CONTROL.search(url):
-        raise _invalid("control character in URL")
+    """Validate ``url`` as a fetchable http(s) URL; raise ReadFailure otherwise.
+
+    The syntax is quarry_common.urls' (one check for every request a user can aim): a URL
+    aimed where no request may go is BLOCKED, a malformed one INVALID_URL; localhost is
+    refused by name even when private networks are open (the address policy decides those).
+    """
     try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        raise _invalid("malformed URL") from None
-    scheme = parts.scheme.lower()
-    if scheme and scheme not in DEFAULT_PORTS:
-        raise _blocked(f"scheme {scheme!r} not allowed")
-    if not scheme or not parts.netloc:
-        raise _invalid("not an absolute URL")
-    if "@" in parts.netloc:
-        raise _blocked("credentials in URL")
-    if not parts.hostname:
-        raise _invalid("missing host")
-    bracketed = parts.netloc.startswith("[")
-    host = parts.hostname.lower() if bracketed else _ascii_host(parts.hostname)
-    ip = _literal_ip(host, bracketed)
-    if host == "localhost" or host.endswith(".localhost"):
-        raise _blocked("localhost")
-    path = quote(parts.path, safe=_SAFE_PATH) or "/"
-    if parts.query:
-        path += "?" + quote(parts.query, safe=_SAFE_QUERY)
-    if port == 0:
-        raise _invalid("port 0")
-    return Target(scheme, host, port or DEFAULT_PORTS[scheme], path, ip)
+        return parse_http_url(url)
+    except URLRefused as refused:
+        status = Status.BLOCKED if refused.blocked else Status.INVALID_URL
+        raise ReadFailure(status, refused.reason) from None
 
 
 def resolve_reference(base: Target, location: str) -> Target:

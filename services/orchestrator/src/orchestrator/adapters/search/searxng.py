@@ -97,7 +97,7 @@ class SearxngClient:
             if value:
                 params[key] = value
         if engines:
-            # SearXNG's list syntax; the names were checked (api/http/models.py ENGINE_PATTERN).
+            # SearXNG's list syntax; the names were checked (api/shared/options.py ENGINE_PATTERN).
             params["engines"] = ",".join(engines)
         resp = await self._get_with_retry(params)
         try:

@@ -15,10 +15,11 @@ from orchestrator.adapters.corpus.indexer import Counts, RefreshResult
 from orchestrator.adapters.corpus.service import CorpusService, CorpusUnavailable
 from orchestrator.adapters.corpus.uploads import UploadsOff, UploadTooLarge
 from orchestrator.api.http.models import MAX_OFFSET, MAX_PAGE, Problem
-from orchestrator.api.http.ratelimit import enforce
-from orchestrator.api.http.routes import PrincipalDep, get_runtime, negotiate
-from orchestrator.api.http.sse import KEEP_ALIVE, StreamFormat, frame
+from orchestrator.api.http.routes import negotiate
 from orchestrator.api.http.upload_stream import OVERHEAD_BYTES, boundary_of, receive_files
+from orchestrator.api.shared.deps import PrincipalDep, get_runtime
+from orchestrator.api.shared.ratelimit import enforce
+from orchestrator.api.shared.sse import KEEP_ALIVE, StreamFormat, frame
 from orchestrator.core.errors import DomainError
 from orchestrator.wiring.runtime import Runtime
 

@@ -19,7 +19,8 @@ from orchestrator.adapters.exports.pdf import PdfRenderer
 from orchestrator.adapters.exports.render import FORMATS, ExportFormat, TurnNotFound, export
 from orchestrator.api.http.models import Problem
 from orchestrator.api.http.research_routes import ManagerDep, RunId
-from orchestrator.api.http.routes import OwnerParam, PrincipalDep, RuntimeDep, SessionId
+from orchestrator.api.http.routes import OwnerParam, SessionId
+from orchestrator.api.shared.deps import PrincipalDep, RuntimeDep
 from orchestrator.config import Settings
 from orchestrator.core.errors import ResearchConflict, SessionNotFound
 from orchestrator.core.exports.bundle import research_bundle, session_bundle

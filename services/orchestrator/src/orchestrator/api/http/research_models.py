@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.api.http.models import SESSION_ID_PATTERN, DomainLists
+from orchestrator.api.http.models import SESSION_ID_PATTERN
+from orchestrator.api.shared.options import DomainLists
 from orchestrator.core.research.schemas import DIMENSION_CHARS
 
 Dimension = Field(min_length=1, max_length=DIMENSION_CHARS)

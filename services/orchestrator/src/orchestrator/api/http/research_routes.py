@@ -13,10 +13,11 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from orchestrator.api.http.models import MAX_EVENT_ID, MAX_OFFSET, MAX_PAGE, Problem
-from orchestrator.api.http.ratelimit import enforce
 from orchestrator.api.http.research_models import ContinueRequest, EmptyRequest, ResearchRequest
-from orchestrator.api.http.routes import OwnerParam, PrincipalDep, negotiate
-from orchestrator.api.http.sse import KEEP_ALIVE, sse
+from orchestrator.api.http.routes import OwnerParam, negotiate
+from orchestrator.api.shared.deps import PrincipalDep
+from orchestrator.api.shared.ratelimit import enforce
+from orchestrator.api.shared.sse import KEEP_ALIVE, sse
 from orchestrator.core.errors import DomainError, NotAcceptable, ResearchUnavailable
 from orchestrator.core.policy import domains_for, research_sources
 from orchestrator.core.research.manager import ResearchManager

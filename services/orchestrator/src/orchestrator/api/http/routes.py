@@ -10,7 +10,7 @@ import logging
 import uuid
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from orchestrator.adapters.corpus.documents import pinned
@@ -25,9 +25,9 @@ from orchestrator.api.http.models import (
     SessionPatch,
     SessionView,
 )
-from orchestrator.api.http.ratelimit import enforce
-from orchestrator.api.http.security import principal_of
-from orchestrator.api.http.streaming import EventStreamResponse, drive
+from orchestrator.api.shared.deps import PrincipalDep, RuntimeDep
+from orchestrator.api.shared.ratelimit import enforce
+from orchestrator.api.shared.streaming import EventStreamResponse, drive
 from orchestrator.core.ask.memory import fit
 from orchestrator.core.ask.service import Conversation, Question, ask, prepare
 from orchestrator.core.errors import InvalidEdit, NotAcceptable, SessionNotFound
@@ -53,19 +53,6 @@ _PROBLEMS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def get_runtime(request: Request) -> Runtime:
-    """The running app's runtime."""
-    runtime: Runtime = request.app.state.runtime
-    return runtime
-
-
-def get_principal(request: Request) -> Principal:
-    """Who is calling (recorded by the token check)."""
-    return principal_of(request.state)
-
-
-RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
-PrincipalDep = Annotated[Principal, Depends(get_principal)]
 SessionId = Annotated[str, Path(pattern=SESSION_ID_PATTERN)]
 #: ``?owner=``: whose data an admin means (``*``: everyone's, in lists); others may omit it.
 OwnerParam = Annotated[str | None, Query(min_length=1, max_length=100)]

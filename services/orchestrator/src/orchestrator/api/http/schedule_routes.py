@@ -13,9 +13,9 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from orchestrator.api.http.models import MAX_OFFSET, MAX_PAGE, Problem
-from orchestrator.api.http.ratelimit import enforce
 from orchestrator.api.http.research_models import EmptyRequest
-from orchestrator.api.http.routes import PrincipalDep
+from orchestrator.api.shared.deps import PrincipalDep
+from orchestrator.api.shared.ratelimit import enforce
 from orchestrator.core.errors import ResearchUnavailable
 from orchestrator.core.policy import research_sources
 from orchestrator.core.schedules.runner import Scheduler

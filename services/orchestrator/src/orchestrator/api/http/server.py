@@ -35,7 +35,7 @@ import uvicorn
 from starlette.types import ASGIApp
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from orchestrator.api.http.problems import PROBLEM_JSON, problem_body
+from orchestrator.api.shared.problems import PROBLEM_JSON, problem_body
 from orchestrator.config import Settings
 
 logger = logging.getLogger(__name__)

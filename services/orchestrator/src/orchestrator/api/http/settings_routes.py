@@ -15,7 +15,7 @@ from fastapi import APIRouter, Request
 
 from orchestrator import overrides
 from orchestrator.api.http.models import Problem
-from orchestrator.api.http.routes import PrincipalDep, RuntimeDep
+from orchestrator.api.shared.deps import PrincipalDep, RuntimeDep
 from orchestrator.overrides import SettingsForbidden, SettingsInvalid, SettingsPatch
 from orchestrator.wiring.runtime import Runtime
 

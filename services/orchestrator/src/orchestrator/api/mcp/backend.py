@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from orchestrator.core.progress import clip
+
 #: Receives one line of progress ("Reading 5 pages.").
 Progress = Callable[[str], Awaitable[None]]
 #: ``{"allow": [...], "deny": [...]}``: the request's domain lists (docs/sources.md), or None.
@@ -41,25 +43,8 @@ class Backend(Protocol):
         ...
 
 
-def research_progress_line(kind: str, data: dict[str, Any]) -> str | None:
-    """One progress line for a research event, or None for the events not worth a line."""
-    if kind == "phase.started":
-        return f"Research phase: {data.get('phase')}."
-    if kind == "scope.completed":
-        titles = "; ".join(str(d.get("title")) for d in data.get("dimensions", []))
-        return f"Researching: {titles}."
-    if kind == "research.finding":
-        return f"Finding on {data.get('title')}: {_clip(str(data.get('key_finding', '')), 200)}"
-    return None
-
-
 class ToolError(Exception):
     """A failure to report to the MCP client as the tool's error text."""
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def format_answer(result: dict[str, Any]) -> str:
@@ -84,7 +69,7 @@ def format_answer(result: dict[str, Any]) -> str:
         pages = _pages(src.get("pages") or [])
         lines.append(f"[{src['n']}] {src.get('title') or src['url']} — {src['url']}{pages}")
         passages = src.get("passages") or [src.get("excerpt", "")]
-        lines.extend(f"    > {_clip(str(p), PASSAGE_CHARS)}" for p in passages if p)
+        lines.extend(f"    > {clip(str(p), PASSAGE_CHARS)}" for p in passages if p)
     dropped = (result.get("policy") or {}).get("dropped") or []
     if dropped:  # the domain policy's drops: the caller should know the answer is narrowed
         hosts = sorted({str(d.get("host", "")) for d in dropped})

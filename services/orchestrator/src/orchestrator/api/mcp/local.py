@@ -16,17 +16,17 @@ from starlette.requests import Request
 
 from orchestrator.adapters.corpus.documents import pinned
 from orchestrator.adapters.corpus.indexer import Counts
-from orchestrator.api.http.models import DomainLists, SearchOptions
-from orchestrator.api.http.ratelimit import Family, RateLimited, enforce
-from orchestrator.api.http.security import principal_of
-from orchestrator.api.mcp.backend import Domains, Progress, ToolError, research_progress_line
+from orchestrator.api.mcp.backend import Domains, Progress, ToolError
 from orchestrator.api.mcp.errors import tool_error
-from orchestrator.api.openai.chat_format import progress_line
+from orchestrator.api.shared.options import DomainLists, SearchOptions
+from orchestrator.api.shared.ratelimit import Family, RateLimited, enforce
+from orchestrator.api.shared.security import principal_of
 from orchestrator.core.ask.service import Question, ask, prepare
 from orchestrator.core.errors import DomainError
 from orchestrator.core.events import EventSink, ResultCollector
 from orchestrator.core.policy import domains_for, research_sources
 from orchestrator.core.principals import Principal
+from orchestrator.core.progress import progress_line, research_progress_line
 from orchestrator.core.research.manager import ResearchManager
 from orchestrator.core.research.views import report_markdown
 from orchestrator.wiring.runtime import Runtime

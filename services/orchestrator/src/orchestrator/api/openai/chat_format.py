@@ -96,26 +96,3 @@ def history_from_messages(messages: Sequence[tuple[str, str]]) -> list[Turn]:
     if question is not None:
         turns.append(Turn(question, "", (), "answered", 0.0))
     return turns
-
-
-def progress_line(event_type: str, data: dict[str, Any]) -> str | None:
-    """A short line of progress for clients that show reasoning, or None for quiet events."""
-    if event_type == "plan" and data.get("optimized_query"):
-        return f"Planning: searching for “{data['optimized_query']}”."
-    if event_type == "search.completed":
-        where = "local documents" if data.get("source") == "local" else "the web"
-        return f"Searched {where} for “{data.get('query', '')}”: {data.get('count', 0)} results."
-    if event_type == "read.started":
-        return f"Reading {data.get('count', 0)} pages."
-    if event_type == "chunks.ranked":
-        return f"Picked {data.get('count', 0)} passages from {data.get('pages', 0)} pages."
-    if event_type == "judge":
-        return f"Judged the {data.get('stage', '')}: {data.get('verdict', '')}."
-    if event_type == "policy" and data.get("dropped"):
-        hosts = ", ".join(sorted({str(d.get("host", "")) for d in data["dropped"]}))
-        return f"Source policy dropped {len(data['dropped'])} result(s) from {hosts}."
-    if event_type == "warning":
-        return f"Note: {data.get('message', '')}"
-    if event_type == "sources":
-        return f"Writing the answer from {len(data.get('sources', []))} sources."
-    return None

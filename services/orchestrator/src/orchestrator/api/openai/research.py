@@ -14,12 +14,12 @@ from typing import Any
 
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from orchestrator.api.http.problems import openai_problem, openai_problem_for
-from orchestrator.api.http.sse import DONE, sse_data
-from orchestrator.api.mcp.backend import research_progress_line
 from orchestrator.api.openai import chat_format as fmt
+from orchestrator.api.shared.problems import openai_problem, openai_problem_for
+from orchestrator.api.shared.sse import DONE, sse_data
 from orchestrator.core.domains import DomainPolicy
 from orchestrator.core.errors import DomainError
+from orchestrator.core.progress import research_progress_line
 from orchestrator.core.research.owned import OwnedRuns
 from orchestrator.core.research.state import ResearchState
 

@@ -19,18 +19,19 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.adapters.corpus.documents import pinned
-from orchestrator.api.http.models import DomainLists, SearchOptions
-from orchestrator.api.http.problems import openai_problem, openai_problem_for
-from orchestrator.api.http.ratelimit import enforce
-from orchestrator.api.http.routes import PrincipalDep, RuntimeDep
-from orchestrator.api.http.sse import DONE, sse_data
-from orchestrator.api.http.streaming import EventStreamResponse, drive
 from orchestrator.api.openai import chat_format as fmt
 from orchestrator.api.openai.research import research_completion
+from orchestrator.api.shared.deps import PrincipalDep, RuntimeDep
+from orchestrator.api.shared.options import DomainLists, SearchOptions
+from orchestrator.api.shared.problems import openai_problem, openai_problem_for
+from orchestrator.api.shared.ratelimit import enforce
+from orchestrator.api.shared.sse import DONE, sse_data
+from orchestrator.api.shared.streaming import EventStreamResponse, drive
 from orchestrator.core.ask.service import Conversation, Question, ask, prepare
 from orchestrator.core.errors import DomainError
 from orchestrator.core.events import Event, EventSink, ResultCollector
 from orchestrator.core.policy import domains_for, research_sources
+from orchestrator.core.progress import progress_line
 
 SEARCH_MODEL = "quarry-search"
 RESEARCH_MODEL = "quarry-research"
@@ -144,7 +145,7 @@ class ChunkEncoder:
         elif event.type == "run.completed":
             self._meta["status"] = data["status"]
             return out + self._chunk({}, "stop", sources=self._sources, quarry=self._meta)
-        line = fmt.progress_line(event.type, data) if self._progress else None
+        line = progress_line(event.type, data) if self._progress else None
         return out + (self._chunk({"reasoning_content": line + "\n"}) if line else b"")
 
 

@@ -77,7 +77,7 @@ def run_options(opts: AskOptions | None, settings: SourcesPolicy) -> RunOptions:
         detail=opts.detail,
         # Not every face offers it (the OpenAI and MCP faces take the server's setting).
         agent=getattr(opts, "agent", None),
-        # checked names (api/http/models.py ENGINE_PATTERN), each asked once
+        # checked names (api/shared/options.py ENGINE_PATTERN), each asked once
         engines=tuple(dict.fromkeys(e.strip() for e in opts.engines or ())),
         pageno=opts.pageno or 1,
     )

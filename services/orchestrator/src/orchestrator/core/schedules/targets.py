@@ -5,29 +5,27 @@ only http(s), no credentials in it, no localhost, and every address its host res
 be public. Private, loopback, CGNAT and ULA addresses open only when the operator allows them
 (ORCHESTRATOR_WEBHOOK_ALLOW_PRIVATE: a receiver on the LAN, or 127.0.0.1 in tests);
 link-local (cloud metadata at 169.254.169.254), multicast, reserved and unspecified addresses
-never do. The rules are the reader's own (quarry_common.addresses, one copy for every request
-a user can aim); this module is pure: no DNS, no sockets.
+never do. The rules are the reader's own (quarry_common.urls for the syntax,
+quarry_common.addresses for the addresses: one copy for every request a user can aim); this
+module is pure: no DNS, no sockets.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from quarry_common.addresses import AddressPolicy, IPAddress
+from quarry_common.urls import URLRefused, parse_http_url
 
 from orchestrator.core.schedules.errors import InvalidSchedule
 
 __all__ = ["IPAddress", "WebhookURL", "parse_webhook_url", "refusal"]
 
-MAX_URL_CHARS = 2048
-DEFAULT_PORTS = {"http": 80, "https": 443}
-
 
 @dataclass(frozen=True)
 class WebhookURL:
-    """A parsed webhook URL: the host to resolve (or the literal address) and the port."""
+    """A checked webhook URL: as given (it is stored and sent as the user wrote it), the host to
+    resolve (ASCII, for DNS and TLS SNI) or the literal address, and the port."""
 
     url: str
     scheme: str
@@ -43,41 +41,28 @@ def _bad(reason: str) -> InvalidSchedule:
 def parse_webhook_url(url: str, *, allow_private: bool) -> WebhookURL:
     """Validate a webhook URL as given (its host's addresses are checked when it is called).
 
+    The syntax is the reader's (quarry_common.urls, one check for every request a user can
+    aim); two differences are the webhook's own: the name localhost opens with private
+    addresses (a receiver on this machine is what ORCHESTRATOR_WEBHOOK_ALLOW_PRIVATE is for),
+    and a space is refused rather than percent-encoded (the URL is kept and sent as written,
+    not normalised like a page URL, so it must already be one).
+
     Raises:
         InvalidSchedule: not an absolute http(s) URL, credentials in it, localhost, or a
             literal address the policy refuses.
     """
     text = url.strip()
-    if not text or len(text) > MAX_URL_CHARS or any(ord(c) < 0x21 or ord(c) == 0x7F for c in text):
+    if " " in text:
         raise _bad("not a URL")
     try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError:
-        raise _bad("malformed URL") from None
-    scheme = parts.scheme.lower()
-    if scheme not in DEFAULT_PORTS or not parts.hostname:
-        raise _bad("only absolute http:// and https:// URLs")
-    if "@" in parts.netloc:
-        raise _bad("credentials in the URL (the signature authenticates the sender)")
-    host = parts.hostname.lower().removesuffix(".")
-    ip = _literal(host)
-    if ip is None and (host == "localhost" or host.endswith(".localhost")) and not allow_private:
-        raise _bad("localhost")
-    if ip is not None:
-        why = refusal(ip, allow_private=allow_private)
+        parsed = parse_http_url(text, allow_localhost=allow_private)
+    except URLRefused as refused:
+        raise _bad(refused.reason) from None
+    if parsed.ip is not None:
+        why = refusal(parsed.ip, allow_private=allow_private)
         if why:
             raise _bad(why)
-    if port == 0:
-        raise _bad("port 0")
-    return WebhookURL(text, scheme, host, port or DEFAULT_PORTS[scheme], ip)
-
-
-def _literal(host: str) -> IPAddress | None:
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        return None
+    return WebhookURL(text, parsed.scheme, parsed.host, parsed.port, parsed.ip)
 
 
 def refusal(ip: IPAddress, *, allow_private: bool) -> str | None:

@@ -35,7 +35,7 @@ from limits import RateLimitItem, parse_many
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 
-from orchestrator.api.http.security import CLIENT_KEY
+from orchestrator.api.shared.security import CLIENT_KEY
 from orchestrator.config import Settings
 from orchestrator.core.errors import DomainError, ErrorKind
 

@@ -10,7 +10,7 @@ from typing import Literal
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from orchestrator.api.http.sse import KEEP_ALIVE, frame
+from orchestrator.api.shared.sse import KEEP_ALIVE, frame
 from orchestrator.core.events import Event, EventSink
 
 logger = logging.getLogger(__name__)

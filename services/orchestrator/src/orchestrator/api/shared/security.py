@@ -14,7 +14,7 @@ import hashlib
 import hmac
 import ipaddress
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 
@@ -24,8 +24,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from orchestrator.api.http.problems import PROBLEM_JSON, problem_body
-from orchestrator.api.web.routes import is_public_path
+from orchestrator.api.shared.problems import PROBLEM_JSON, problem_body
 from orchestrator.config import Settings, is_loopback
 from orchestrator.core.errors import DomainError, ErrorKind
 from orchestrator.core.principals import (
@@ -225,11 +224,19 @@ class PreflightGuard:
 
 
 class TokenAuth:
-    """Bearer-token check for every path but the health probes; it also records the caller's
-    principal (everyone is the local admin when no token is configured)."""
+    """Bearer-token check for every path but the health probes and the web UI's own files
+    (``public_path``: the web face says which, so this shared check knows no face); it also
+    records the caller's principal (everyone is the local admin when no token is configured)."""
 
-    def __init__(self, app: ASGIApp, *, tokens: Sequence[str | Credential]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        tokens: Sequence[str | Credential],
+        public_path: Callable[[str], bool],
+    ) -> None:
         self.app = app
+        self._public_path = public_path
         # Compared as digests: equal lengths, so compare_digest's time says nothing of length.
         self._known = [
             (hashlib.sha256(c.token.encode()).digest(), c.principal)
@@ -254,7 +261,7 @@ class TokenAuth:
             state[PRINCIPAL_KEY] = LOCAL
             await self.app(scope, receive, send)
             return
-        if path in OPEN_PATHS or is_public_path(path):
+        if path in OPEN_PATHS or self._public_path(path):
             await self.app(scope, receive, send)
             return
         token = presented_token(Headers(scope=scope))
@@ -310,13 +317,20 @@ def presented_token(headers: Headers) -> str:
     return morsel.value if morsel is not None else ""
 
 
-def install_security(app: FastAPI, settings: Settings, tokens: Sequence[str | Credential]) -> None:
-    """Add the auth, CORS and Host middlewares (call after the app's other middlewares).
+def install_security(
+    app: FastAPI,
+    settings: Settings,
+    tokens: Sequence[str | Credential],
+    *,
+    public_path: Callable[[str], bool],
+) -> None:
+    """Add the auth, CORS and Host middlewares (call after the app's other middlewares);
+    ``public_path`` names the paths that load without a token (the web UI's page and files).
 
     Starlette runs the last added outermost: Host first (a rebinding request learns nothing),
     then the preflight guard and CORS (a preflight carries no token), then the token check.
     """
-    app.add_middleware(TokenAuth, tokens=tokens)
+    app.add_middleware(TokenAuth, tokens=tokens, public_path=public_path)
     origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
     if origins:
         app.add_middleware(
