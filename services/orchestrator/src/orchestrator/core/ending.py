@@ -35,7 +35,7 @@ from orchestrator.core.citations import (
     strip_citations,
     support,
 )
-from orchestrator.core.support import SentenceMark, SupportReport
+from orchestrator.core.support import CAPS_RE, VALUE_RE, SentenceMark, SupportReport
 
 # An extractive answer: a passage sentence holding this share of the question's content words.
 EXTRACT_AT = 0.6
@@ -43,13 +43,10 @@ EXTRACT_CHARS = 400
 SOURCES_DONT_SAY = "The sources don't say."
 # Before the model's draft when the engine says the sources don't say.
 DRAFT_LABEL = "\n\nThe model's answer, which no source supports:\n\n"
-# A name a question asks about: a flag, a dotted/underscored/slashed name, a call (as
-# core/support.py reads values, numbers aside), an ALL-CAPS name, a camelCase name.
-_NAME_RES = (
-    re.compile(r"(?<![\w-])(?:--?[a-z][\w-]*|[a-z_]*[_./][\w./-]*\w|\w+\(\))", re.IGNORECASE),
-    re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b"),
-    re.compile(r"\b(?=[A-Za-z]\w*[a-z0-9][A-Z])\w+"),
-)
+# A name a question asks about: a value as core/support.py reads one (a flag, a dotted,
+# underscored or slashed name, a call, an ALL-CAPS name; numbers are dropped in names()), or
+# a camelCase name.
+_NAME_RES = (VALUE_RE, CAPS_RE, re.compile(r"\b(?=[A-Za-z]\w*[a-z0-9][A-Z])\w+"))
 _NUMBER = re.compile(r"[\d.,]+")
 # Shorter than this once normalised ("-x", "e.g"): too common to say anything.
 MIN_NAME_CHARS = 3

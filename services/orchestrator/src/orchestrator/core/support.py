@@ -71,11 +71,11 @@ HALF_AT = 0.4
 VALUES_BONUS = 0.1
 PARTLY_CAP = PARTLY_AT + (SUPPORTED_AT - PARTLY_AT) / 2
 # A value: a flag, a number or version, a dotted/underscored/slashed name, a call.
-_VALUE_RE = re.compile(
+VALUE_RE = re.compile(
     r"(?<![\w-])(?:--?[a-z][\w-]*|\d[\d,.]*\d|\d|[a-z_]*[_./][\w./-]*\w|\w+\(\))",
     re.IGNORECASE,
 )
-_CAPS_RE = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
+CAPS_RE = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
 # Where a citation goes in a sentence: before its closing punctuation and trailing space.
 _SENTENCE_TAIL = re.compile(r"[.!?]*\s*$")
 
@@ -173,8 +173,8 @@ def _first_best(item: tuple[float, list[int]]) -> tuple[float, list[int]]:
 def values(text: str) -> set[str]:
     """The exact tokens of ``text`` a paraphrase must keep (numbers, versions, flags, dotted or
     underscored names, calls, ALL-CAPS names), lower-cased, thousands separators dropped."""
-    found = {_plain(m.group(0)).rstrip(".") for m in _VALUE_RE.finditer(text)}
-    found |= {m.group(0).lower() for m in _CAPS_RE.finditer(text)}
+    found = {_plain(m.group(0)).rstrip(".") for m in VALUE_RE.finditer(text)}
+    found |= {m.group(0).lower() for m in CAPS_RE.finditer(text)}
     return {v for v in found if v}
 
 

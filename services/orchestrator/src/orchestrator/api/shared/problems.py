@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Sequence
 from typing import Any, cast
 
 import orjson
@@ -236,16 +237,30 @@ class BodyGuard:
 
     @staticmethod
     async def _refuse(send: Send, status: int, detail: str, path: str) -> None:
-        body = problem_body(status, detail, instance=path)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", PROBLEM_JSON.encode()),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await send_problem(send, status, detail, path, [(b"connection", b"close")])
+
+
+async def send_problem(
+    send: Send,
+    status: int,
+    detail: str,
+    path: str,
+    headers: Sequence[tuple[bytes, bytes]] = (),
+    *,
+    title: str | None = None,
+) -> None:
+    """A problem+json response sent on a raw ASGI ``send`` (middleware that answers before
+    any route does), with ``headers`` added."""
+    body = problem_body(status, detail, instance=path, title=title)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", PROBLEM_JSON.encode()),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

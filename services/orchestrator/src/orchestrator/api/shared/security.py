@@ -24,7 +24,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from orchestrator.api.shared.problems import PROBLEM_JSON, problem_body
+from orchestrator.api.shared.problems import send_problem
 from orchestrator.config import Settings, is_loopback
 from orchestrator.core.errors import DomainError, ErrorKind
 from orchestrator.core.principals import (
@@ -126,24 +126,6 @@ def allowed_hosts(settings: Settings) -> list[str]:
     return list(dict.fromkeys(n.lower() for n in names))
 
 
-async def _send_problem(
-    send: Send, status: int, detail: str, path: str, headers: list[tuple[bytes, bytes]]
-) -> None:
-    body = problem_body(status, detail, instance=path)
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", PROBLEM_JSON.encode()),
-                (b"content-length", str(len(body)).encode()),
-                *headers,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
 class HostGuard:
     """TrustedHostMiddleware's check, with a problem+json refusal instead of plain text."""
 
@@ -176,7 +158,7 @@ class HostGuard:
                     await send({"type": "websocket.close", "code": 1008})
                     return
                 detail = "The Host header names a host this server does not answer to."
-                await _send_problem(send, 400, detail, scope.get("path", ""), [])
+                await send_problem(send, 400, detail, scope.get("path", ""), [])
 
         await self._check(scope, receive, refuse)
 
@@ -205,7 +187,7 @@ class PreflightGuard:
         path = scope.get("path", "")
         if "*" not in self._origins and Headers(scope=scope)["origin"] not in self._origins:
             detail = "Cross-origin requests from this origin are not allowed (CORS)."
-            await _send_problem(send, 400, detail, path, [])
+            await send_problem(send, 400, detail, path, [])
             return
         refused = False
 
@@ -216,7 +198,7 @@ class PreflightGuard:
                 refused = True
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() == b"vary"]
                 detail = "The preflight asks for a method or header this API does not allow."
-                await _send_problem(send, 400, detail, path, headers)
+                await send_problem(send, 400, detail, path, headers)
             elif not refused:
                 await send(message)
 
@@ -285,19 +267,8 @@ class TokenAuth:
             if presented
             else "This server needs a bearer token: send Authorization: Bearer <token>."
         )
-        body = problem_body(401, detail, instance=path, title="Unauthorized")
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", PROBLEM_JSON.encode()),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"www-authenticate", challenge.encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        headers = [(b"www-authenticate", challenge.encode())]
+        await send_problem(send, 401, detail, path, headers, title="Unauthorized")
 
 
 def presented_token(headers: Headers) -> str:
