@@ -169,16 +169,31 @@ def test_the_support_model_relabels_cited_sentences_and_strikes_low_scores() -> 
         mark_sentence("The SQLITE_MAX_LENGTH macro defaults to 1,000,000,000 bytes [1].", SOURCES),
         mark_sentence("git gc prunes packed refs older than three months by default [2].", SOURCES),
         mark_sentence("SQLite limits strings with a macro [1].", SOURCES),
+        mark_sentence("The SQLITE_MAX_LENGTH macro defaults to 1,000,000,000 bytes [1].", SOURCES),
     ]
     claims = model_claims(marks, SOURCES)
-    assert [i for i, _, _ in claims] == [0, 1, 2]
-    # Doubted (0.3 < MODEL_CITES_AT) but every word and value is in the passage: kept, partly.
-    # Partly at 0.5: kept. Partly at 0.3 without that certainty: struck, uncited.
-    out = with_model_marks(marks, claims, [(0.1, "unsupported"), (0.5, "partly"), (0.3, "partly")])
+    assert [i for i, _, _ in claims] == [0, 1, 2, 3]
+    # Doubted (unsupported, or partly below MODEL_CITES_AT) but every word and value is in the
+    # passage: kept, partly. Partly at 0.5: kept. Partly at 0.3 without that certainty:
+    # struck, uncited.
+    verdicts = [(0.1, "unsupported"), (0.5, "partly"), (0.3, "partly"), (0.3, "partly")]
+    out = with_model_marks(marks, claims, verdicts)
     assert marks[0].score >= 0.95
     assert [(m.support, m.citations) for m in out] == [
         ("partly", [1]),
         ("partly", [2]),
         ("unsupported", []),
+        ("partly", [1]),
     ]
     assert "[1]" not in out[2].text
+
+
+def test_prose_naming_sources_is_no_part_of_the_claim() -> None:
+    from orchestrator.core.citations import claim_text
+
+    sentence = "According to the information in Sources 1 and 3, the limit is 100 [1]."
+    assert claim_text(sentence) == "the limit is 100."
+    # "Source 7" is no value: the claim's values are in the passage, so it is supported.
+    claim = "According to Source 7, SQLITE_MAX_LENGTH defaults to 1 billion [1]."
+    mark = mark_sentence(claim, SOURCES)
+    assert mark.support == "supported"

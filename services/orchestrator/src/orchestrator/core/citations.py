@@ -286,9 +286,24 @@ def cited_numbers(sentence: str) -> list[int]:
     return list(dict.fromkeys(out))
 
 
+# Prose that names sources instead of citing them ("According to the information in Sources 1
+# and 3, ..."): no part of the claim, and its numbers are no values of it.
+_SOURCE_TALK_RE = re.compile(
+    r"\b(?:according to\s+(?:the\s+)?(?:information\s+)?(?:(?:provided|given|found)\s+)?"
+    r"(?:in\s+)?)?(?:both\s+)?(?:the\s+)?sources?\s+\d+(?:\s*(?:,|and|&)\s*\d+)*,?",
+    re.IGNORECASE,
+)
+
+
 def claim_words(sentence: str) -> set[str]:
-    """The content words of a sentence's claim (its citation groups left out)."""
-    return content_words(_GROUP_RE.sub(" ", sentence))
+    """The content words of a sentence's claim (its citation groups and any prose naming
+    sources left out)."""
+    return content_words(claim_text(sentence))
+
+
+def claim_text(sentence: str) -> str:
+    """The sentence without its citation groups and prose naming sources by number."""
+    return " ".join(_SOURCE_TALK_RE.sub(" ", strip_citations(sentence)).split())
 
 
 _STRIP_RE = re.compile(r"[ \t]*(?:" + _GROUP_RE.pattern + ")", re.IGNORECASE)

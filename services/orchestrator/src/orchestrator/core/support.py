@@ -43,6 +43,7 @@ from orchestrator.core.citations import (
     MIN_WORDS,
     SUPPORT_THRESHOLD,
     cited_numbers,
+    claim_text,
     claim_words,
     content_words,
     sentence_spans,
@@ -105,7 +106,7 @@ def mark_sentence(sentence: str, sources: Mapping[int, str]) -> SentenceMark:
     cites = [n for n in cited_numbers(sentence) if n in sources]
     if len(claim) < MIN_CLAIM_WORDS:
         return SentenceMark(sentence, cites, None, 0.0)
-    stated = values(strip_citations(sentence))
+    stated = values(claim_text(sentence))
     if not cited_numbers(sentence):
         return _uncited(sentence, claim, stated, sources)
     score = max((_score(claim, stated, sources[n]) for n in cites), default=0.0)
@@ -222,7 +223,7 @@ def model_claims(
         if len(cited) > 1:  # two facts from two pages: only together do they hold both
             cited.append("\n".join(cited))
         if m.support in ("supported", "partly") and cited:
-            out.append((i, " ".join(strip_citations(m.text).split()), cited))
+            out.append((i, claim_text(m.text), cited))
     return out[:MODEL_MAX_CLAIMS]
 
 
@@ -245,9 +246,10 @@ def with_model_marks(
         if label not in _LABELS:
             continue
         m = marks[i]
-        if label == "unsupported" and m.score >= LEXICAL_SURE:
+        if label != "supported" and m.score >= LEXICAL_SURE:
             # Every word and value of the claim is in the cited passage: the model may doubt
-            # it (a value far from its name in a long entry), not strike it.
+            # it (a value far from its name in a long entry), not strike it -- whether its
+            # score fell below the label's bound or only below MODEL_CITES_AT.
             out[i] = SentenceMark(m.text, m.citations, "partly", score)
         elif label == "unsupported" or score < MODEL_CITES_AT:
             out[i] = SentenceMark(strip_citations(m.text), [], "unsupported", score)
