@@ -13,7 +13,8 @@ are computed for at most ``dense_seconds`` per call. The lists are fused by reci
 fusion.
 
 Selection walks the fused order: at most ``max_per_page`` passages per page (a dominant page
-gives several), a passage too close to one already chosen (cosine >= ``dup_cosine``, or the
+gives several; a caller that sets no cap gets :func:`default_per_page`, which grows with the
+budget), a passage too close to one already chosen (cosine >= ``dup_cosine``, or the
 same tokens) is skipped, and a strong passage brings its successor when that one completes
 it (the strong one ends mid-thought, or is a heading and a line), until the budget of
 estimated tokens is spent.
@@ -39,6 +40,10 @@ Vectors = npt.NDArray[np.float32]
 CHARS_PER_TOKEN = 4
 # Passages this strong (fused-order position) may pull in their successor.
 STRONG = 3
+# A page's default cap: MIN_PER_PAGE passages, or one per PAGE_SHARE_TOKENS of budget when
+# that is more (see default_per_page).
+MIN_PER_PAGE = 4
+PAGE_SHARE_TOKENS = 400
 # Passages embedded per step of the time-bounded dense pass.
 DENSE_BATCH = 4
 # (texts, fused order) -> the fused order to select from.
@@ -101,6 +106,16 @@ class Ranked:
 def estimate_tokens(text: str) -> int:
     """Tokens of ``text`` for budgeting: characters / 4, the usual figure for English."""
     return max(1, -(-len(text) // CHARS_PER_TOKEN))
+
+
+def default_per_page(budget_tokens: int) -> int:
+    """A page's cap on passages when the caller sets none: 4, or one per 400 tokens of budget.
+
+    A fixed 4 fitted a small budget (~900 tokens holds ~5 passages) but not a large one: with
+    ~5,000 tokens (~30 passages) a long reference page that held the answer in its fifth-best
+    passage (zsh's option list, Postfix's postconf.5) was cut after four, and the budget went
+    to other pages' weak passages instead (tuning sets, `balanced`)."""
+    return max(MIN_PER_PAGE, budget_tokens // PAGE_SHARE_TOKENS)
 
 
 def prepare_page(url: str, title: str, markdown: str, passage_words: int) -> PreparedPage:

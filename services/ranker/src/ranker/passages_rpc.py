@@ -32,6 +32,7 @@ from ranker.passages import (
     PassageParams,
     PreparedPage,
     Ranked,
+    default_per_page,
     embed_in_batches,
     prepare_candidates,
     prepare_page,
@@ -117,10 +118,13 @@ def params_from_proto(
 ) -> tuple[list[str], PassageParams]:
     """Validate the queries and knobs of a RankPassagesRequest."""
     queries, words = _common(analyzer, request)
+    budget = _optional(request, "budget_tokens", 3000, MAX_BUDGET_TOKENS)
     params = PassageParams(
-        budget_tokens=_optional(request, "budget_tokens", 3000, MAX_BUDGET_TOKENS),
+        budget_tokens=budget,
         passage_words=words,
-        max_per_page=_optional(request, "max_per_page", 4, MAX_PER_PAGE),
+        max_per_page=_optional(
+            request, "max_per_page", min(default_per_page(budget), MAX_PER_PAGE), MAX_PER_PAGE
+        ),
         dense=request.dense if request.HasField("dense") else True,
         dense_candidates=defaults.dense_candidates,
         dense_seconds=defaults.dense_seconds,

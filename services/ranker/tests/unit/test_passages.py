@@ -10,6 +10,7 @@ from ranker.passages import (
     PassageParams,
     PreparedPage,
     Vectors,
+    default_per_page,
     embed_in_batches,
     estimate_tokens,
     prepare_candidates,
@@ -228,3 +229,34 @@ def test_page_cache_keeps_the_most_recently_used_within_its_bound() -> None:
     assert len(cache) == 2
     assert cache.get(("b", "h", 60)) is None
     assert cache.get(("a", "h", 60)) is page
+
+
+def test_a_large_budget_lets_the_dominant_page_give_more_than_four_passages() -> None:
+    # A reference page of many entries, each its own passage: the question's words are in
+    # eight of them, the answer in the sixth-best (what a fixed cap of four dropped, while the
+    # budget went to weaker pages: zsh's option list, Postfix's postconf.5 in `balanced`).
+    entries = [
+        f"- OPTION_{i}\n- Keeps a history line of kind {i} out of the history list."
+        if i != 5
+        else "- OPTION_5\n- Keeps a line of the history out; at most 50 lines."
+        for i in range(8)
+    ]
+    body = [x for pair in zip(entries, _filler(8), strict=True) for x in pair]
+    pages = [_page("https://ref.test/", body, words=30), _page("https://b.test/", _filler(30))]
+    question = ["history line out of the history list"]
+    budget = 5000
+    capped = rank_passages(
+        ANALYZER, question, pages, PassageParams(budget_tokens=budget, passage_words=30)
+    )
+    assert not any("50 lines" in p.text for p in capped.passages)  # the old fixed cap of 4
+    params = PassageParams(
+        budget_tokens=budget, passage_words=30, max_per_page=default_per_page(budget)
+    )
+    ranked = rank_passages(ANALYZER, question, pages, params)
+    assert any("50 lines" in p.text for p in ranked.passages)
+
+
+def test_the_default_cap_grows_with_the_budget_only_past_four() -> None:
+    assert default_per_page(900) == 4  # speed's budget: unchanged
+    assert default_per_page(5000) == 12
+    assert default_per_page(1) == 4

@@ -52,3 +52,18 @@ def test_bounds_are_domain_errors() -> None:
         results_from_proto(analyzer, ranker_pb2.RankResultsRequest(query="数" * 129))
     with pytest.raises(InvalidRequestError, match="snippet_weight"):
         results_from_proto(analyzer, ranker_pb2.RankResultsRequest(snippet_weight=float("inf")))
+
+
+def test_rank_passages_cap_defaults_to_the_budgets_share_and_an_explicit_cap_stands() -> None:
+    from ranker.passages import PassageParams
+    from ranker.passages_rpc import params_from_proto
+
+    analyzer = Analyzer()
+
+    def cap(**fields: int) -> int:
+        request = ranker_pb2.RankPassagesRequest(queries=["q"], **fields)
+        return params_from_proto(analyzer, request, PassageParams())[1].max_per_page
+
+    assert cap(budget_tokens=900) == 4
+    assert cap(budget_tokens=5000) == 12
+    assert cap(budget_tokens=5000, max_per_page=2) == 2
