@@ -170,6 +170,19 @@ async def test_speed_ranks_passages_against_a_keyword_query_when_no_planner_runs
     assert h.ranker.passage_calls[0][0] == [question, keyword_query(question)]
 
 
+async def test_balanced_ranks_passages_against_the_rewrite_and_a_keyword_query() -> None:
+    # The planner ran (balanced): its rewrite ranks the passages, and so does the keyword
+    # query; before, a rewrite that kept the question's phrasing was the only other query.
+    searcher = ScriptedSearcher(default=hits("http://sqlite.test/limits", words="compound"))
+    pages = {"http://sqlite.test/limits": ("Limits", "A compound SELECT defaults to 500 terms.")}
+    question = "How many terms can a compound SELECT statement have by default?"
+    rewrite = "compound SELECT terms limit"
+    brain = ScriptedBrain(plans=[Plan(optimized_query=rewrite)])
+    async with harness(brain=brain, searcher=searcher, pages=pages) as h:
+        await h.run(question, mode="balanced")
+    assert h.ranker.passage_calls[0][0] == [question, rewrite, keyword_query(rewrite)]
+
+
 def test_a_question_asking_two_things_is_split_into_its_parts() -> None:
     assert sub_questions(
         "Which exit code makes git bisect run skip a commit, and which option bypasses the hook?"

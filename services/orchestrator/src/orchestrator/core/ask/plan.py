@@ -77,10 +77,14 @@ async def plan_step(state: RunState) -> Plan:
         elif used_default:
             state.sink.warn("llm_invalid_output", INVALID_OUTPUT)
     plan = combine(pre, model, state.question, state.history)
-    if model is None and plan.action == "proceed":
-        # No planner rewrite to rank passages against: a keyword query instead (expand.py).
+    if plan.action == "proceed":
+        # A keyword query ranks the passages too (expand.py), beside the planner's rewrite
+        # where it ran: a rewrite keeps the question's phrasing (often the question itself),
+        # and only the passages matched against one phrasing were kept; the keyword query's
+        # cue words ("default", "maximum limit") find an entry's value on a reference page.
         extra = keyword_query(plan.optimized_query or state.question)
-        state.add_queries([state.question, extra] if extra else [state.question])
+        rewrite = [plan.optimized_query] if model is not None and plan.optimized_query else []
+        state.add_queries([state.question, *rewrite, *([extra] if extra else [])])
     if plan.action == "proceed" and not state.history:
         # A question asking two things: each part searched and ranked too (expand.py).
         state.parts = sub_questions(state.question)
