@@ -197,3 +197,32 @@ def test_prose_naming_sources_is_no_part_of_the_claim() -> None:
     claim = "According to Source 7, SQLITE_MAX_LENGTH defaults to 1 billion [1]."
     mark = mark_sentence(claim, SOURCES)
     assert mark.support == "supported"
+
+
+def test_a_two_fact_sentence_is_supported_and_checked_clause_by_clause() -> None:
+    from orchestrator.core.support import model_claims, with_model_marks
+
+    # One value, so the two pages joined are not tried: only the clauses, each on its page.
+    sentence = (
+        "SQLite limits strings and BLOBs with a preprocessor macro, and git gc prunes loose "
+        "objects older than 2 weeks [1]."
+    )
+    mark = mark_sentence(sentence, SOURCES)
+    assert (mark.support, mark.citations) == ("supported", [1, 2])
+    assert mark.text == (
+        "SQLite limits strings and BLOBs with a preprocessor macro [1], and git gc prunes loose "
+        "objects older than 2 weeks [2]."
+    )
+    claims = model_claims([mark], SOURCES)
+    assert [(i, passages) for i, _, passages in claims] == [(0, [SQLITE]), (0, [GIT])]
+    # The weaker clause decides: the model finds the second one unsupported.
+    (out,) = with_model_marks([mark], claims, [(0.9, "supported"), (0.1, "unsupported")])
+    assert mark.score < 0.95  # not lexically certain ("loose objects older than 2 weeks")
+    assert (out.support, out.citations) == ("unsupported", [])
+    # A clause no source holds: no clause-by-clause support.
+    wrong = mark_sentence(
+        "SQLite limits strings and BLOBs with a preprocessor macro, and git gc prunes loose "
+        "objects older than 9 years [1].",
+        SOURCES,
+    )
+    assert wrong.support != "supported"
