@@ -65,9 +65,10 @@ async def test_local_passages_answer_every_query_and_keep_the_best_paragraphs() 
         _add_local(h, "bread.md", "Knead dough.")
         events = await h.run("what is the harbour code", sources=("local",))
         searches = h.ranker.corpus.passage_searches
-    # Search rounds ask one query each; the passages are ranked for every query so far.
+    # Search rounds ask one query each; the passages are ranked for every query so far (the
+    # question's keyword query among them: core/ask/expand.py).
     assert searches[0] == ["what is the harbour code"]
-    assert searches[-1] == ["what is the harbour code", "harbour opening hours"]
+    assert searches[-1] == ["what is the harbour code", "harbour code", "harbour opening hours"]
     sources = first(events, "sources").data["sources"]
     assert [s["url"] for s in sources] == [note]
     assert "The harbour code is 4711." in sources[0]["passages"]
