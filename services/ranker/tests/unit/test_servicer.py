@@ -60,10 +60,12 @@ def test_rank_passages_cap_defaults_to_the_budgets_share_and_an_explicit_cap_sta
 
     analyzer = Analyzer()
 
-    def cap(**fields: int) -> int:
-        request = ranker_pb2.RankPassagesRequest(queries=["q"], **fields)
+    def cap(budget: int, max_per_page: int | None = None) -> int:
+        request = ranker_pb2.RankPassagesRequest(
+            queries=["q"], budget_tokens=budget, max_per_page=max_per_page
+        )
         return params_from_proto(analyzer, request, PassageParams())[1].max_per_page
 
-    assert cap(budget_tokens=900) == 4
-    assert cap(budget_tokens=5000) == 12
-    assert cap(budget_tokens=5000, max_per_page=2) == 2
+    assert cap(900) == 4
+    assert cap(5000) == 12
+    assert cap(5000, max_per_page=2) == 2
