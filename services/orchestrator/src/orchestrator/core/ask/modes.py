@@ -55,7 +55,11 @@ PROFILES: dict[Mode, ModeProfile] = {
         snippet_judge=False,
         chunk_judge=False,
         max_rounds=1,
-        top_urls=4,
+        # Pages read: their passages compete for the same evidence budget, so more pages cost
+        # reads (in parallel), not prompt tokens. 4 -> 6: tuning sets' speed passage recall
+        # 82.5 -> 83.3 % (a two-page question; none lost); 8 gained two-page questions and lost
+        # a deep one (84.1 %, docs/evaluation.md).
+        top_urls=6,
         evidence_sources=3,
         source_chars=900,
         # Prompt processing is ~25 ms a token for the embedded 1.5B model on two cores.
