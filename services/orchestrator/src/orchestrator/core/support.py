@@ -113,10 +113,7 @@ def mark_sentence(sentence: str, sources: Mapping[int, str]) -> SentenceMark:
         return SentenceMark(sentence, cites, None, 0.0)
     stated = values(claim_text(sentence))
     if not cited_numbers(sentence):
-        found = _uncited(sentence, claim, stated, sources)
-        if found.support != "supported":
-            return _by_clauses(sentence, sources) or found
-        return found
+        return _elsewhere(sentence, claim, stated, sources)
     score = max((_score(claim, stated, sources[n]) for n in cites), default=0.0)
     if len(cites) > 1 and score < SUPPORTED_AT:
         # Two facts from two pages in one sentence, each page citing half of it.
@@ -124,12 +121,9 @@ def mark_sentence(sentence: str, sources: Mapping[int, str]) -> SentenceMark:
     if score < SUPPORTED_AT:
         # The model (or the citation check) cited the wrong page for a claim another page
         # holds: cite that one instead, as for a claim cited to nothing.
-        found = _uncited(strip_citations(sentence), claim, stated, sources)
+        found = _elsewhere(strip_citations(sentence), claim, stated, sources)
         if found.support == "supported":
             return found
-        halves = _by_clauses(sentence, sources)
-        if halves is not None:
-            return halves
     if score >= SUPPORTED_AT:
         return SentenceMark(sentence, cites, "supported", score)
     if score >= PARTLY_AT:
@@ -163,6 +157,17 @@ def _uncited(
     markers = "".join(f"[{n}]" for n in best)
     cited = f"{sentence[:at]} {markers}{sentence[at:]}"
     return SentenceMark(cited, best, "supported", score)
+
+
+def _elsewhere(
+    sentence: str, claim: set[str], stated: set[str], sources: Mapping[int, str]
+) -> SentenceMark:
+    """The sentence cited to the source(s) that support it, whole or clause by clause; else
+    unsupported and uncited."""
+    found = _uncited(sentence, claim, stated, sources)
+    if found.support == "supported":
+        return found
+    return _by_clauses(sentence, sources) or found
 
 
 def _by_clauses(sentence: str, sources: Mapping[int, str]) -> SentenceMark | None:
