@@ -9,8 +9,9 @@ graded when the run was made::
     python -m bench.eval.replay RUN.json [RUN2.partial.jsonl ...] [--roles tuning]
 
 The support model runs in this process (libs/rerank over the shipped embedder), as the ranker
-runs it. What a replay cannot see: the trimming of an answer cut off by the deadline, and a
-support-model call that timed out in the run (the replay always has the model).
+runs it. What a replay cannot see: an answer cut off by the deadline (its half sentence is
+trimmed only by the rules that hold without one), and a support-model call that timed out in
+the run (the replay always has the model).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any
 
 from orchestrator.core.ask.brain import check_answer
 from orchestrator.core.ask.domain import Evidence
-from orchestrator.core.ask.synthesise import SentenceChecker
+from orchestrator.core.ask.expand import sub_questions
+from orchestrator.core.ask.synthesise import SentenceChecker, cut_short
 from orchestrator.core.ending import conclude
 from orchestrator.core.support import SentenceStream, model_claims, with_model_marks
 
@@ -68,7 +70,10 @@ def replay(question: str, draft: str, sources: Sequence[Evidence], scores: Score
     order: citation check and lexical marks per sentence, the support model, the ending)."""
     checker = SentenceChecker(check_answer, sources)
     cutter = SentenceStream()
-    marks = [checker.mark(s) for s in [*cutter.feed(draft), *cutter.flush()]]
+    done, rest = cutter.feed(draft), cutter.flush()
+    if rest and done and cut_short(rest[0], draft, timed_out=False):
+        rest = []
+    marks = [checker.mark(s) for s in [*done, *rest]]
     claims = model_claims(marks, checker.numbered)
     if claims:
         pairs = [(sentence, p) for _, sentence, passages in claims for p in passages]
@@ -79,7 +84,7 @@ def replay(question: str, draft: str, sources: Sequence[Evidence], scores: Score
             k += len(passages)
             verdicts.append((best, _label(best)))
         marks = with_model_marks(marks, claims, verdicts)
-    ending = conclude(question, marks, checker.numbered)
+    ending = conclude(question, marks, checker.numbered, sub_questions(question))
     return checker.checked(ending.report).text
 
 

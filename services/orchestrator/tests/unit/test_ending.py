@@ -111,3 +111,30 @@ def test_a_backed_sentence_does_not_save_an_answer_about_a_name_no_source_mentio
     assert copied.support == "supported"
     ending = conclude("What does H3MaxStreams limit?", [about, copied], SOURCES)
     assert ending.report.sentences[0].text.startswith(SOURCES_DONT_SAY)
+
+
+PARTS = [
+    "What is the KeepAliveTimeout default?",
+    "How many streams may an HTTP/2 session have at once?",
+]
+TWO_THINGS = (
+    "What is the KeepAliveTimeout default, and how many streams may an HTTP/2 session have at once?"
+)
+
+
+def test_a_part_of_a_two_part_question_no_backed_sentence_speaks_to_is_named() -> None:
+    # The model answered the part it had a source for and guessed the other, uncited.
+    backed = mark_sentence("The KeepAliveTimeout default is 5 seconds [1].", SOURCES)
+    guessed = SentenceMark(" An HTTP/2 session may have 64 streams.", [], "unsupported", 0.0)
+    ending = conclude(TWO_THINGS, [backed, guessed], SOURCES, PARTS)
+    assert ending.note is not None
+    assert ending.note.text.strip() == f"The sources found don't answer: {PARTS[1]}"
+    assert ending.report.sentences[:2] == [backed, guessed]
+    # Both parts spoken to by backed sentences: the answer ends as written.
+    streams = mark_sentence(
+        " The maximum number of active streams per HTTP/2 session is 100 [2].", SOURCES
+    )
+    assert streams.support == "supported"
+    assert conclude(TWO_THINGS, [backed, streams], SOURCES, PARTS).note is None
+    # A question asking one thing has no parts to speak to.
+    assert conclude(TWO_THINGS, [backed, guessed], SOURCES).note is None

@@ -6,6 +6,9 @@ import asyncio
 from dataclasses import replace
 
 from orchestrator.core.ask.modes import PROFILES, resolve_mode
+from orchestrator.core.ask.state import RunOptions, RunState
+from orchestrator.core.budget import Deadline
+from orchestrator.core.events import EventSink
 from orchestrator.core.ready import ReadyGate
 from orchestrator.core.schemas import Judgement, Plan
 from quarry.v1 import index_pb2
@@ -157,3 +160,16 @@ async def test_speed_still_cuts_a_chunk_to_its_per_source_size() -> None:
     assert all(len(s.text) <= limit for s in seen)
     listed = first(events, "sources").data["sources"]
     assert [c["passages"] for c in listed] == [list(s.passages) for s in seen]
+
+
+async def test_speed_gives_a_question_asking_two_things_more_evidence_than_one() -> None:
+    # Half of speed's 900 tokens a part left the second answer out of the prompt; each part
+    # now ranks passages for its share of 1.5x the budget (ModeProfile.parts_budget).
+    async with harness() as h:
+        for mode in ("speed", "balanced"):
+            state = RunState("q", [], RunOptions(mode=mode), h.deps, EventSink(), Deadline(9))
+            one = state.evidence_budget()
+            state.parts = ["Which port does git daemon use?", "How is the newest stash named?"]
+            grown = int(one * PROFILES[mode].parts_budget)
+            assert state.evidence_budget() == min(grown, h.settings.evidence_budget_tokens())
+    assert PROFILES["speed"].parts_budget > 1

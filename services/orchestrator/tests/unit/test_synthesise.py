@@ -34,6 +34,16 @@ async def test_an_answer_the_token_budget_cut_ends_at_its_last_full_sentence() -
     assert done["sentences"][-1]["text"].strip() == whole
 
 
+async def test_a_few_words_after_a_finished_sentence_on_its_line_are_dropped() -> None:
+    # The embedded model stops so ("… useless to the recipient. If on"): too short to look cut
+    # by length, but no list item or label starts mid-line.
+    whole = "Quarry is an answer engine that reads pages [1]."
+    brain = ScriptedBrain(judgements=[SUFFICIENT], answer_text=whole + " If on")
+    async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
+        events = await h.run("what is quarry", prefetch=False)
+    assert first(events, "answer.completed").data["text"].strip() == whole
+
+
 async def test_a_short_last_line_is_kept() -> None:
     text = "Quarry is an answer engine that reads pages [1]. See also:\n- quarry index"
     brain = ScriptedBrain(judgements=[SUFFICIENT], answer_text=text)

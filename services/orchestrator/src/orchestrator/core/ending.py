@@ -16,8 +16,15 @@ Two signs that the sources do not hold the answer, whatever the model wrote:
   and cites a neighbouring page that shares every other word: this is the check it cannot
   talk its way past.
 
-In both cases the answer leads with the engine's note (quoting the passage that best matches
-the question, when one shares most of its words) and the model's draft follows, labelled.
+A third sign concerns one part of a question asking two things ("Which pragma …, and what byte
+limit …?"): when no sentence the sources back speaks to a part (none holds most of the words
+that part has and the other lacks), the engine adds that the sources found don't answer it. The
+model otherwise answered the part it had evidence for and guessed the other, uncited or cited
+to the first part's page, and the answer read as whole.
+
+In the first two cases the answer leads with the engine's note (quoting the passage that best
+matches the question, when one shares most of its words) and the model's draft follows,
+labelled.
 Pure: no I/O.
 """
 
@@ -40,6 +47,9 @@ from orchestrator.core.support import CAPS_RE, VALUE_RE, SentenceMark, SupportRe
 # An extractive answer: a passage sentence holding this share of the question's content words.
 EXTRACT_AT = 0.6
 EXTRACT_CHARS = 400
+# A part of a two-part question is spoken to by a backed sentence holding this share of the
+# part's own words (those the other parts lack).
+PART_WORDS_AT = 0.5
 SOURCES_DONT_SAY = "The sources don't say."
 # Before the model's draft when the engine says the sources don't say.
 DRAFT_LABEL = "\n\nThe model's answer, which no source supports:\n\n"
@@ -145,8 +155,14 @@ class Ending:
     note: SentenceMark | None = None
 
 
-def conclude(question: str, marks: Sequence[SentenceMark], sources: Mapping[int, str]) -> Ending:
-    """The answer as shown (see the module docstring)."""
+def conclude(
+    question: str,
+    marks: Sequence[SentenceMark],
+    sources: Mapping[int, str],
+    parts: Sequence[str] = (),
+) -> Ending:
+    """The answer as shown (see the module docstring); ``parts``: the question's parts when it
+    asks two things (core/ask/expand.py sub_questions)."""
     missing = uncovered(question, sources)
     marks = [_unbacked(m) if _mentions(m, missing) else m for m in marks]
     report = SupportReport(marks)
@@ -158,10 +174,30 @@ def conclude(question: str, marks: Sequence[SentenceMark], sources: Mapping[int,
         note = sources_dont_say(question, sources, missing)
         shown = [engine_note(note), engine_note(DRAFT_LABEL), *marks]
         return Ending(SupportReport(shown), engine_note("\n\n" + note))
+    notes = []
     if missing:
-        said = engine_note(f"\n\nThe sources found don't mention {_listed(missing)}.")
+        notes.append(f"The sources found don't mention {_listed(missing)}.")
+    if unsaid := unanswered(parts, marks):
+        notes.append("The sources found don't answer: " + " ".join(unsaid))
+    if notes:
+        said = engine_note("\n\n" + " ".join(notes))
         return Ending(SupportReport([*marks, said]), said)
     return Ending(report)
+
+
+def unanswered(parts: Sequence[str], marks: Sequence[SentenceMark]) -> list[str]:
+    """The parts of a question asking two things that no backed sentence speaks to (see the
+    module docstring); none for a question asking one thing."""
+    if len(parts) < 2:
+        return []
+    words = [content_words(p) for p in parts]
+    backed = [content_words(m.text) for m in marks if m.support in ("supported", "partly")]
+    out = []
+    for i, part in enumerate(parts):
+        own = words[i].difference(*(w for j, w in enumerate(words) if j != i))
+        if own and not any(support(own, said) >= PART_WORDS_AT for said in backed):
+            out.append(part)
+    return out
 
 
 def _mentions(mark: SentenceMark, missing: Sequence[str]) -> bool:

@@ -217,9 +217,13 @@ class RunState:
         return hit if done == hit.snippet.strip() else replace(hit, snippet=done)
 
     def evidence_budget(self) -> int:
-        """Tokens of evidence for this run: the setting's budget, capped by the mode's."""
+        """Tokens of evidence for this run: the setting's budget, capped by the mode's (which
+        grows by the mode's ``parts_budget`` for a question asking two things: each part ranks
+        passages for its share, core/ask/read.py)."""
         total = self.settings.evidence_budget_tokens()
         cap = self.profile.evidence_tokens
+        if cap and self.parts:
+            cap = int(cap * self.profile.parts_budget)
         return min(total, cap) if cap else total
 
     def passage_budget(self) -> int:

@@ -105,7 +105,7 @@ async def synthesise(state: RunState, evidence: Sequence[Evidence]) -> tuple[Che
         _, marks = await stream_answer(state, stream, mark=checker.mark)
         marks, by = await model_marks(state, marks, checker.numbered)
         span.set_attribute("ae.support_checker", by)
-        ending = conclude(state.question, marks, checker.numbered)
+        ending = conclude(state.question, marks, checker.numbered, state.parts)
         if ending.note is not None:
             # Streamed faces get the engine's note last (they cannot take text back); the
             # final answer leads with it (see core/ending.py).
@@ -201,14 +201,21 @@ class SentenceChecker:
         )
 
 
-def _cut_short(rest: str, text: str, timed_out: bool) -> bool:
-    """Whether the stream's last piece is a sentence cut off mid-way (outside code)."""
+def cut_short(rest: str, text: str, timed_out: bool) -> bool:
+    """Whether the stream's last piece, ``rest`` (the end of ``text``), is a sentence cut off
+    mid-way (outside code): it ends no sentence and was cut by the time budget, is long, or
+    follows a finished sentence on its line ("… is omitted. If on"): a short last line of its
+    own is a list item or a label, kept."""
     if text.count("```") % 2:  # inside a code block: code is kept as written
         return False
     bare = strip_citations(rest).rstrip()
     if not bare or bare.endswith(_ENDS):
         return False
-    return timed_out or len(bare.split()) >= FRAGMENT_WORDS
+    tail = rest.strip()
+    whole = text.rstrip()
+    before = whole[: -len(tail)] if whole.endswith(tail) else ""
+    mid_line = before.rstrip(" ").endswith(_ENDS)  # a newline between them ends with "\n"
+    return timed_out or mid_line or len(bare.split()) >= FRAGMENT_WORDS
 
 
 def emit_sentence(state: RunState, marks: list[SentenceMark], mark: SentenceMark) -> None:
@@ -290,7 +297,7 @@ async def stream_answer(
     timed_out = await _relay(state, stream, write)
     rest = cutter.flush()
     text = "".join(parts)
-    if rest and marks and _cut_short(rest[0], text, timed_out):
+    if rest and marks and cut_short(rest[0], text, timed_out):
         # Trim to the last full sentence: half a sentence reads as a claim it is not.
         rest = []
     sentences(rest)
