@@ -44,6 +44,18 @@ async def test_a_few_words_after_a_finished_sentence_on_its_line_are_dropped() -
     assert first(events, "answer.completed").data["text"].strip() == whole
 
 
+async def test_a_last_line_of_its_own_that_is_no_list_item_and_ends_no_sentence_is_dropped() -> (
+    None
+):
+    # A page title echoed as a footer, or a copied passage's first word ("For").
+    whole = "Quarry is an answer engine that reads pages [1]."
+    for tail in ("\n\nQuarry Manual Version 2.4 [1]", "\nFor"):
+        brain = ScriptedBrain(judgements=[SUFFICIENT], answer_text=whole + tail)
+        async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
+            events = await h.run("what is quarry", prefetch=False)
+        assert first(events, "answer.completed").data["text"].strip() == whole, tail
+
+
 async def test_a_short_last_line_is_kept() -> None:
     text = "Quarry is an answer engine that reads pages [1]. See also:\n- quarry index"
     brain = ScriptedBrain(judgements=[SUFFICIENT], answer_text=text)
