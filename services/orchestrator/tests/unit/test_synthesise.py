@@ -62,6 +62,12 @@ async def test_a_short_last_line_is_kept() -> None:
     async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
         events = await h.run("what is quarry", prefetch=False)
     assert first(events, "answer.completed").data["text"].endswith("- quarry index")
+    # What a label introduces stays too.
+    text = "Quarry is an answer engine that reads pages [1]. Its index command:\nquarry index docs"
+    brain = ScriptedBrain(judgements=[SUFFICIENT], answer_text=text)
+    async with harness(brain=brain, pages=PAGES, searcher=_searcher()) as h:
+        events = await h.run("what is quarry", prefetch=False)
+    assert first(events, "answer.completed").data["text"].endswith("quarry index docs")
 
 
 async def test_an_answer_nothing_supports_leads_with_the_sources_dont_say() -> None:

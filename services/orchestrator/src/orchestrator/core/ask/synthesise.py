@@ -34,8 +34,8 @@ EXCERPT_CHARS = 300
 # (a token or time budget), not a list item or a label.
 FRAGMENT_WORDS = 6
 _ENDS = (".", "!", "?", ":", ";", ")", '"', "'", "`", "*", "]", ">", "…")
-# A line that may end without a full stop: a list item, a table row, a heading.
-_ITEM = re.compile(r"(?:[-*+•]|\d+[.)]|\||#)\s*")
+# A line that may end without a full stop: a list item, a table row, a heading, a URL.
+_ITEM = re.compile(r"(?:[-*+•]|\d+[.)]|\||#|https?://)\s*")
 # Citation markers alone in a paragraph of their own ("… 2500 packets.\n\n[1]"): they cite no
 # sentence, yet the sentence cutter glues them to the one before, which then reads as cited.
 _DANGLING = re.compile(r"\n[ \t]*\n\s*(?:\[\d+(?:\s*[,\u2013-]\s*\d+)*\]\s*)+$")
@@ -207,8 +207,8 @@ def cut_short(rest: str, text: str, timed_out: bool) -> bool:
     """Whether the stream's last piece, ``rest`` (the end of ``text``), is a sentence cut off
     mid-way (outside code): it ends no sentence and was cut by the time budget, is long,
     follows a finished sentence on its line ("… is omitted. If on"), or is a line of its own
-    that is no list item, table row or heading (a page title echoed as a footer, "For"). A
-    small model copying a passage stops where the passage was cut."""
+    that is no list item, table row, heading or URL and follows no label (a page title echoed
+    as a footer, "For"). A small model copying a passage stops where the passage was cut."""
     if text.count("```") % 2:  # inside a code block: code is kept as written
         return False
     bare = strip_citations(rest).rstrip()
@@ -218,7 +218,9 @@ def cut_short(rest: str, text: str, timed_out: bool) -> bool:
     whole = text.rstrip()
     before = whole[: -len(tail)] if whole.endswith(tail) else ""
     mid_line = before.rstrip(" ").endswith(_ENDS)  # a newline between them ends with "\n"
-    own_line = before.rstrip(" ").endswith("\n") and not _ITEM.match(tail)
+    # A line of its own after a label ("Example:") is what the label introduces.
+    own_line = before.rstrip(" ").endswith("\n") and not before.rstrip().endswith(":")
+    own_line = own_line and not _ITEM.match(tail)
     return timed_out or mid_line or own_line or len(bare.split()) >= FRAGMENT_WORDS
 
 
