@@ -26,7 +26,7 @@ from typing import Any
 from orchestrator.core.ask.brain import check_answer
 from orchestrator.core.ask.domain import Evidence
 from orchestrator.core.ask.expand import sub_questions
-from orchestrator.core.ask.synthesise import SentenceChecker, cut_short
+from orchestrator.core.ask.synthesise import SentenceChecker, kept_rest
 from orchestrator.core.ending import conclude
 from orchestrator.core.support import SentenceStream, model_claims, with_model_marks
 
@@ -70,9 +70,8 @@ def replay(question: str, draft: str, sources: Sequence[Evidence], scores: Score
     order: citation check and lexical marks per sentence, the support model, the ending)."""
     checker = SentenceChecker(check_answer, sources)
     cutter = SentenceStream()
-    done, rest = cutter.feed(draft), cutter.flush()
-    if rest and done and cut_short(rest[0], draft, timed_out=False):
-        rest = []
+    done = cutter.feed(draft)
+    rest = kept_rest(cutter.flush(), draft, timed_out=False, after=bool(done))
     marks = [checker.mark(s) for s in [*done, *rest]]
     claims = model_claims(marks, checker.numbered)
     if claims:

@@ -203,6 +203,12 @@ class SentenceChecker:
         )
 
 
+def kept_rest(rest: list[str], text: str, *, timed_out: bool, after: bool) -> list[str]:
+    """The stream's last pieces as shown: none when they are a sentence cut off mid-way and
+    full sentences came ``after`` which to end (half a sentence reads as a claim it is not)."""
+    return [] if rest and after and cut_short(rest[0], text, timed_out) else rest
+
+
 def cut_short(rest: str, text: str, timed_out: bool) -> bool:
     """Whether the stream's last piece, ``rest`` (the end of ``text``), is a sentence cut off
     mid-way (outside code): it ends no sentence and was cut by the time budget, is long,
@@ -303,10 +309,7 @@ async def stream_answer(
     timed_out = await _relay(state, stream, write)
     rest = cutter.flush()
     text = "".join(parts)
-    if rest and marks and cut_short(rest[0], text, timed_out):
-        # Trim to the last full sentence: half a sentence reads as a claim it is not.
-        rest = []
-    sentences(rest)
+    sentences(kept_rest(rest, text, timed_out=timed_out, after=bool(marks)))
     if not text[len(prefix) :].strip():
         why = "before the time budget ran out" if timed_out else "(an empty reply)"
         raise RunFailed(
