@@ -173,3 +173,16 @@ async def test_speed_gives_a_question_asking_two_things_more_evidence_than_one()
             grown = int(one * PROFILES[mode].parts_budget)
             assert state.evidence_budget() == min(grown, h.settings.evidence_budget_tokens())
     assert PROFILES["speed"].parts_budget > 1
+
+
+async def test_speed_reads_more_pages_for_a_question_asking_two_things() -> None:
+    # Each part gets its own ranked list and the lists are interleaved: with 6 pages the
+    # second part's best page was often the seventh (ModeProfile.parts_top_urls).
+    async with harness() as h:
+        for mode in ("speed", "balanced"):
+            state = RunState("q", [], RunOptions(mode=mode), h.deps, EventSink(), Deadline(9))
+            one = state.top_urls
+            state.parts = ["Which port does git daemon use?", "How is the newest stash named?"]
+            assert state.top_urls == (PROFILES[mode].parts_top_urls or one)
+    assert PROFILES["speed"].parts_top_urls == 8
+    assert PROFILES["speed"].top_urls == 6

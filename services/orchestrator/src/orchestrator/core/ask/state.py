@@ -133,6 +133,8 @@ class RunState:
     @property
     def top_urls(self) -> int:
         """Result URLs kept per round (the mode's, else the setting)."""
+        if self.parts and self.profile.parts_top_urls:
+            return self.profile.parts_top_urls
         return self.profile.top_urls or self.settings.top_urls
 
     @property
