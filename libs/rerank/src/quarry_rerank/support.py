@@ -60,9 +60,10 @@ _NEGATION = re.compile(
     r"|refuses?)\b",
     re.IGNORECASE,
 )
-# How a sentence names where it read a fact ("According to the Postfix manual,", ", as
-# specified in the X parameter in the manual", "This can be seen in Source 2"): not part of the
-# claim, and words no passage holds (see claim_core).
+# How a sentence names where it read a fact ("According to the Postfix manual,", ", as stated
+# in the documentation", a trailing "in the Postfix manual"): not part of the claim, and words
+# no passage holds (see claim_core). A value named on the way ("as specified in the
+# `message_size_limit` parameter") stops the match: that is a claim.
 _ATTRIBUTION = re.compile(
     r"^\s*according to [^,]{0,80},\s*"
     r"|,?\s*(?:as )?(?:specified|stated|described|documented|mentioned|noted|shown|explained"

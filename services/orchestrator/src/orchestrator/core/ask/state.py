@@ -132,7 +132,8 @@ class RunState:
 
     @property
     def top_urls(self) -> int:
-        """Result URLs kept per round (the mode's, else the setting)."""
+        """Result URLs kept per round (the mode's, else the setting; the mode's
+        ``parts_top_urls`` for a question asking two things)."""
         if self.parts and self.profile.parts_top_urls:
             return self.profile.parts_top_urls
         return self.profile.top_urls or self.settings.top_urls
