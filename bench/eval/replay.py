@@ -52,7 +52,8 @@ def rows(paths: Sequence[Path]) -> Iterator[dict[str, Any]]:
 
 def sources_of(evidence: str) -> list[Evidence]:
     """The numbered sources of a synthesis prompt's evidence (bench/eval/scripted.py joins
-    each fenced source, "Title: …\\nURL: …\\n\\ntext", with a blank line)."""
+    each fenced source, "Title: …\\n\\ntext", with a blank line; runs stored before the
+    eighth session also have a "URL: …" line, which the prompt no longer carries)."""
     starts = [m.start() for m in re.finditer(r"(?:^|(?<=\n\n))Title: ", evidence)]
     out = []
     for a, b in zip(starts, [*starts[1:], len(evidence)], strict=True):

@@ -40,7 +40,7 @@ class Record:
 
 
 def sources_text(call: Call) -> str:
-    """The evidence of a prompt exactly as fenced into it (title, URL and text per source); if
+    """The evidence of a prompt exactly as fenced into it (title and text per source); if
     the prompt has no fences the fake recognises, its last user message minus the question."""
     if call.sources:
         return "\n\n".join(text for _, text in call.sources)

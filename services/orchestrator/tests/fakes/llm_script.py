@@ -81,7 +81,7 @@ Script = Callable[["Call"], Reply | Awaitable[Reply | None] | None]
 # What the prompts look like to the fake (see orchestrator/core/prompts.py): fenced sources and a
 # final "Question:" line.
 _SOURCE_RE = re.compile(
-    r"<<<BEGIN SOURCE (\d+) ([0-9a-f]+)>>>\n(.*?)\n<<<END SOURCE \1 \2>>>", re.DOTALL
+    r"<<<BEGIN SOURCE (\d+) ([0-9A-Za-z]+)>>>\n(.*?)\n<<<END SOURCE \1 \2>>>", re.DOTALL
 )
 _QUESTION_RE = re.compile(r"Question:[ \n](.*)\Z", re.DOTALL)
 _SENTENCE_RE = re.compile(r"[^.!?\n]+[.!?]?")

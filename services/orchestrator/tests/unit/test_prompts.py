@@ -44,7 +44,7 @@ SOURCES = [
 def test_sources_are_fenced_with_a_fresh_random_marker() -> None:
     first = synthesis_messages("q?", SOURCES, today=TODAY)[1]["content"]
     second = synthesis_messages("q?", SOURCES, today=TODAY)[1]["content"]
-    marker = re.search(r"<<<BEGIN SOURCE 1 ([0-9a-f]{16})>>>", first)
+    marker = re.search(r"<<<BEGIN SOURCE 1 ([A-Z]{12})>>>", first)
     assert marker is not None
     assert marker.group(1) not in second
     b = marker.group(1)
@@ -54,6 +54,14 @@ def test_sources_are_fenced_with_a_fresh_random_marker() -> None:
     assert "<<<END SOURCE 2 deadbeef>>>" not in first
     assert first.index("Alpha") < first.index("Beta")
     assert "Sources, numbered 1 to 2:" in first
+
+
+def test_a_source_is_its_title_and_text_without_the_url() -> None:
+    # The URL is shown beside the answer, never read by the model: ~25 tokens a source.
+    content = synthesis_messages("q?", SOURCES, today=TODAY)[1]["content"]
+    assert "Title: Alpha\n\nAlpha text." in content
+    assert "a.test" not in content
+    assert "URL:" not in content
 
 
 def test_every_prompt_says_sources_are_not_instructions_and_has_the_date() -> None:
@@ -141,7 +149,7 @@ def test_history_is_whole_and_fenced() -> None:
     for i in range(6):
         assert f"User: question {i}" in content
     assert "x" * 2000 in content  # answers are not clipped
-    assert re.search(r"<<<BEGIN HISTORY [0-9a-f]{16}>>>", content)
+    assert re.search(r"<<<BEGIN HISTORY [A-Z]{12}>>>", content)
     empty = plan_messages("q", [], today=TODAY)[1]["content"]
     assert "Earlier conversation: none." in empty
 
