@@ -42,6 +42,7 @@ from orchestrator.core.citations import (
     strip_citations,
     support,
 )
+from orchestrator.core.entries import checked as entry_checked
 from orchestrator.core.support import CAPS_RE, VALUE_RE, SentenceMark, SupportReport
 
 # An extractive answer: a passage sentence holding this share of the question's content words.
@@ -165,6 +166,7 @@ def conclude(
     asks two things (core/ask/expand.py sub_questions)."""
     missing = uncovered(question, sources)
     marks = [_unbacked(m) if _mentions(m, missing) else m for m in marks]
+    marks = [_unbacked(m) if _other_entry(m, question, parts, sources) else m for m in marks]
     report = SupportReport(marks)
     backed = any(m.support == "supported" for m in marks)
     # Every name the question asks about is missing: whatever else the model copied from the
@@ -205,6 +207,15 @@ def _mentions(mark: SentenceMark, missing: Sequence[str]) -> bool:
         return False
     text = _plain(mark.text)
     return any(_key(m) in text for m in missing)
+
+
+def _other_entry(
+    mark: SentenceMark, question: str, parts: Sequence[str], sources: Mapping[int, str]
+) -> bool:
+    """A cited sentence stating another entry's value (core/entries.py)."""
+    if mark.support not in ("supported", "partly") or not mark.citations:
+        return False
+    return entry_checked(mark.text, question, parts, sources, mark.citations)
 
 
 def _unbacked(mark: SentenceMark) -> SentenceMark:
