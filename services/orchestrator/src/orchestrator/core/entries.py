@@ -38,6 +38,10 @@ _LINE_START = re.compile(
     r"(?=[ \t]*$|[ \t]*[(,:=]|[ \t]{2}|[ \t][A-Z][a-z])",
     re.MULTILINE,
 )
+# A flag at a line's start heads an entry whatever follows ("- -min_delay integer").
+_FLAG_START = re.compile(
+    r"^[ \t]*(?:[-*+][ \t]+|…)?[*`_]*(?P<name>--?[A-Za-z][\w-]*)", re.MULTILINE
+)
 _BOLD_FLAG = re.compile(r"\*\*(?P<name>--?[A-Za-z][\w-]*)\*\*")
 # A postconf entry run into one line by a snippet: "… channel. max_idle (100s) The maximum …".
 _INLINE = re.compile(r"(?:(?<=[.:]\s)|(?<=…))\**(?P<name>[A-Za-z]\w*[_.][\w.]*\w)\** \(")
@@ -75,8 +79,11 @@ def _trim(token: str) -> str:
 
 def key(token: str) -> str:
     """A name as compared: lower case, without emphasis, quotes, brackets or ``<placeholders>``
-    ("[<branchname>]@{upstream}" is "@{upstream}"), surrounding punctuation dropped."""
-    return _PLACEHOLDER.sub("", _trim(token)).lower()
+    ("[<branchname>]@{upstream}" is "@{upstream}"), surrounding punctuation and a long option's
+    dashes dropped."""
+    bare = _PLACEHOLDER.sub("", _trim(token)).lower()
+    # "-min_delay" is the option a sentence calls `min_delay`; "-s" keeps its dash.
+    return bare.lstrip("-") if len(bare.lstrip("-")) >= 3 else bare
 
 
 def is_name(token: str) -> bool:
@@ -95,13 +102,19 @@ def entries(passage: str) -> list[Entry]:
     # A fenced code block's lines ("git gc\n    --auto") are not entries.
     fenced = [m.span() for m in _FENCE.finditer(passage)]
     starts: list[tuple[int, str]] = []
-    for pattern in (_LINE_START, _BOLD_FLAG, _INLINE, _HEADING):
+    for pattern in (_LINE_START, _FLAG_START, _BOLD_FLAG, _INLINE, _HEADING):
         starts += [
             (m.start(), m["name"])
             for m in pattern.finditer(passage)
             if is_name(m["name"]) and not any(a <= m.start() < b for a, b in fenced)
         ]
-    starts.sort()
+    starts = sorted(set(starts))
+    # Two patterns finding one head ("…ipc_timeout (3600s)"): the first one.
+    starts = [
+        (at, name)
+        for i, (at, name) in enumerate(starts)
+        if i == 0 or re.search(r"\w", passage[starts[i - 1][0] : at]) is not None
+    ]
     out = []
     for i, (at, name) in enumerate(starts):
         end = starts[i + 1][0] if i + 1 < len(starts) else len(passage)
@@ -116,7 +129,7 @@ def entries(passage: str) -> list[Entry]:
 
 def _body(entry: Entry) -> str:
     """The entry's text without its names (``sqlite3_open_v2`` holds no amount)."""
-    return re.sub(r"[^\s`*]*[_./@{-][^\s`*]*", " ", entry.text)
+    return " ".join(t for t in entry.text.split() if not is_name(t))
 
 
 def _holds(entry: Entry, value: str) -> bool:
