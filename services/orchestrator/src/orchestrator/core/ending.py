@@ -22,6 +22,11 @@ that part has and the other lacks), the engine adds that the sources found don't
 model otherwise answered the part it had evidence for and guessed the other, uncited or cited
 to the first part's page, and the answer read as whole.
 
+A fourth concerns reference passages (option lists, config entries): a cited sentence that
+states another entry's value, or answers with another entry than the one the question names or
+describes, is unsupported (orchestrator/core/entries.py): its words and values are all in the
+passage, so the support checks pass it.
+
 In the first two cases the answer leads with the engine's note (quoting the passage that best
 matches the question, when one shares most of its words) and the model's draft follows,
 labelled.
