@@ -9,11 +9,20 @@ wrong entry: "the default ``min_delay`` is 10" where the passage says "-min_dela
 pass it: every word and the value are in the passage. This module asks which entry the value
 sits in:
 
-* **value from a neighbour**: the sentence names entry X and states a value (a number, a
-  version) that X's entry lacks and another entry holds;
-* **the question's entry passed over**: the question names entry Q, the sentence names
-  another entry X instead, and its values are in X's entry and not in Q's ("gc.autoPackLimit
-  is 50" for "what is gc.auto's default?").
+* **value from a neighbour**: the sentence names entry X (as the question does) and states
+  an amount (a number, a version) that X's entry lacks and another entry holds, while X's
+  entry states an amount of its own ("(default 2)");
+* **the question's entry passed over**: the question names entry Q; the sentence's entry --
+  the one it names, else the one holding its amount -- is another, and none of its amounts is
+  in Q's ("gc.autoPackLimit is 50" for "what is gc.auto's default?");
+* **the entry the question describes passed over**: the question names nothing; the sentence
+  answers it with entry X, or with an amount only X holds, while the question's words fit
+  another entry far better ("the shorthand for a branch's upstream is ``@{-<n>}``", the entry
+  just before ``@{upstream}``).
+
+Each rule was kept because, on the stored tuning drafts (bench/eval/replay.py), it turned
+confidently wrong answers into abstentions and hedged no right one (docs/evaluation.md,
+eighth session).
 
 Such a sentence is a claim about an entry its citation does not back. Pure: no I/O.
 """
@@ -28,11 +37,11 @@ from orchestrator.core.citations import claim_text, content_words
 from orchestrator.core.support import values
 
 # An entry starts a line: optional list marker or the ellipsis a snippet starts with, optional
-# emphasis, then its name; a man page's bold flag ("**-s**  Structure check") starts one
-# anywhere; so does a directive page's heading ("## Options Directive").
-# What follows a name that heads an entry: the line's end, a default in brackets, a comma or
-# colon, a man page's column gap, or a capital starting the description ("…gc.auto When
-# there are …"); not prose running on ("FTS5 assumes the …", "copy/rename detection").
+# emphasis, then its name, then the line's end, a default in brackets, a comma or colon, a man
+# page's column gap, or a capital starting the description ("…gc.auto When there are …"); not
+# prose running on ("FTS5 assumes the …", "copy/rename detection"). A man page's bold flag
+# ("**-s**  Structure check") starts one anywhere; so does a directive page's heading
+# ("## Options Directive").
 _LINE_START = re.compile(
     r"^[ \t]*(?:[-*+][ \t]+|…)?[*`_]*(?P<name>[^\s*`]+?)[*`_]*"
     r"(?=[ \t]*$|[ \t]*[(,:=]|[ \t]{2}|[ \t][A-Z][a-z])",
@@ -46,7 +55,6 @@ _BOLD_FLAG = re.compile(r"\*\*(?P<name>--?[A-Za-z][\w-]*)\*\*")
 # A postconf entry run into one line by a snippet: "… channel. max_idle (100s) The maximum …".
 _INLINE = re.compile(r"(?:(?<=[.:]\s)|(?<=…))\**(?P<name>[A-Za-z]\w*[_.][\w.]*\w)\** \(")
 _HEADING = re.compile(r"^#{1,6}[ \t]+(?P<name>\w+)[ \t]+Directive\b", re.MULTILINE)
-# Where an entry stops short of the next one: a gap the snippet cut ("[…]"), another source.
 # The question's words an entry must hold to be the one it asks about, and by how much more
 # than the entry the sentence names (see _described).
 MIN_QUESTION_WORDS = 3
@@ -54,6 +62,7 @@ DESCRIBED_AT = 0.5
 DESCRIBED_BY = 0.3
 _AMOUNT = re.compile(r"\d[\d.]*")
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+# Where an entry stops short of the next one: a gap the snippet cut ("[…]"), another source.
 _CUT = re.compile(r"\n\s*\[…\]|\nTitle: ")
 # A name: a flag, something with "_", ".", "/" or "@{" inside, an ALL-CAPS or camelCase word.
 _NAME = re.compile(
