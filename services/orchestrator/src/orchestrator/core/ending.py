@@ -22,6 +22,11 @@ that part has and the other lacks), the engine adds that the sources found don't
 model otherwise answered the part it had evidence for and guessed the other, uncited or cited
 to the first part's page, and the answer read as whole.
 
+A fourth concerns reference passages (option lists, config entries): a cited sentence that
+states another entry's value, or answers with another entry than the one the question names or
+describes, is unsupported (orchestrator/core/entries.py): its words and values are all in the
+passage, so the support checks pass it.
+
 In the first two cases the answer leads with the engine's note (quoting the passage that best
 matches the question, when one shares most of its words) and the model's draft follows,
 labelled.
@@ -42,6 +47,7 @@ from orchestrator.core.citations import (
     strip_citations,
     support,
 )
+from orchestrator.core.entries import checked as entry_checked
 from orchestrator.core.support import CAPS_RE, VALUE_RE, SentenceMark, SupportReport
 
 # An extractive answer: a passage sentence holding this share of the question's content words.
@@ -165,6 +171,7 @@ def conclude(
     asks two things (core/ask/expand.py sub_questions)."""
     missing = uncovered(question, sources)
     marks = [_unbacked(m) if _mentions(m, missing) else m for m in marks]
+    marks = [_unbacked(m) if _other_entry(m, question, parts, sources) else m for m in marks]
     report = SupportReport(marks)
     backed = any(m.support == "supported" for m in marks)
     # Every name the question asks about is missing: whatever else the model copied from the
@@ -205,6 +212,15 @@ def _mentions(mark: SentenceMark, missing: Sequence[str]) -> bool:
         return False
     text = _plain(mark.text)
     return any(_key(m) in text for m in missing)
+
+
+def _other_entry(
+    mark: SentenceMark, question: str, parts: Sequence[str], sources: Mapping[int, str]
+) -> bool:
+    """A cited sentence stating another entry's value (core/entries.py)."""
+    if mark.support not in ("supported", "partly") or not mark.citations:
+        return False
+    return entry_checked(mark.text, question, parts, sources, mark.citations)
 
 
 def _unbacked(mark: SentenceMark) -> SentenceMark:
