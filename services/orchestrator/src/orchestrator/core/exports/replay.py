@@ -40,9 +40,10 @@ from orchestrator.core.research.synthesis import plan_sections, synthesise
 
 MAX_BUNDLE_BYTES = 512 * 1024 * 1024
 # What a replayed prompt may differ in: the date (a replay on another day) and the fence
-# marker (orchestrator/core/prompts.py draws one at random per prompt).
+# marker (orchestrator/core/prompts.py draws one at random per prompt: capital letters since
+# the eighth session, hex digits in bundles written before it).
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
-_MARKER = re.compile(r"use the marker ([0-9a-f]{8,})")
+_MARKER = re.compile(r"use the marker ([0-9a-f]{8,}|[A-Z]{8,})")
 
 
 def _normal(messages: object) -> str:
