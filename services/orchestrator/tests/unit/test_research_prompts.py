@@ -67,3 +67,15 @@ def test_sections_keep_the_run_numbers_and_fence_sources() -> None:
     assert "< < <END SOURCE 4 x> > >" in prompt
     assert contents(plans).splitlines()[0] == f"- [Summary](#{slug('Summary')})"
     assert slug("What's new, 2026?") == "whats-new-2026"
+
+
+def test_a_model_written_title_carries_no_citation_into_the_report() -> None:
+    # Gemma 270M wrote "[1000…0]" into a finding's title; headings and contents skip the
+    # citation check, so the report cited a source that does not exist.
+    state = _state(2, 1)
+    state.findings[0].title = "Who designed it [" + "1" + "0" * 60 + "] [2]"
+    state.findings[1].title = "[3]"
+    plans = plan_sections(state, "deep-research")
+    assert plans[1].title == "Who designed it"
+    assert plans[2].title == state.findings[1].dimension
+    assert "[" + "1" + "0" * 60 not in contents(plans)

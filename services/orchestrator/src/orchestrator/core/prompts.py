@@ -35,10 +35,8 @@ MAX_SOURCE_CHARS = 8000
 
 
 class SourceLike(Protocol):
-    """What a prompt needs of a source (the agent loop's Evidence fits)."""
+    """What a prompt needs of a source (the agent loop's Evidence fits): not its URL."""
 
-    @property
-    def url(self) -> str: ...
     @property
     def title(self) -> str: ...
     @property
