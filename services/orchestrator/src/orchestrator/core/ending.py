@@ -48,7 +48,13 @@ from orchestrator.core.citations import (
     support,
 )
 from orchestrator.core.entries import checked as entry_checked
-from orchestrator.core.support import CAPS_RE, VALUE_RE, SentenceMark, SupportReport
+from orchestrator.core.support import (
+    CAMEL_RE,
+    CAPS_RE,
+    VALUE_RE,
+    SentenceMark,
+    SupportReport,
+)
 
 # An extractive answer: a passage sentence holding this share of the question's content words.
 EXTRACT_AT = 0.6
@@ -62,7 +68,7 @@ DRAFT_LABEL = "\n\nThe model's answer, which no source supports:\n\n"
 # A name a question asks about: a value as core/support.py reads one (a flag, a dotted,
 # underscored or slashed name, a call, an ALL-CAPS name; numbers are dropped in names()), or
 # a camelCase name.
-_NAME_RES = (VALUE_RE, CAPS_RE, re.compile(r"\b(?=[A-Za-z]\w*[a-z0-9][A-Z])\w+"))
+_NAME_RES = (VALUE_RE, CAPS_RE, CAMEL_RE)
 _NUMBER = re.compile(r"[\d.,]+")
 # Shorter than this once normalised ("-x", "e.g"): too common to say anything.
 MIN_NAME_CHARS = 3

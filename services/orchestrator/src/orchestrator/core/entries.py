@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from orchestrator.core.citations import claim_text, content_words
-from orchestrator.core.support import values
+from orchestrator.core.support import CAMEL, CAPS, values
 
 # An entry starts a line: optional list marker or the ellipsis a snippet starts with, optional
 # emphasis, then its name, then the line's end, a default in brackets, a comma or colon, a man
@@ -65,9 +65,7 @@ _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 # Where an entry stops short of the next one: a gap the snippet cut ("[…]"), another source.
 _CUT = re.compile(r"\n\s*\[…\]|\nTitle: ")
 # A name: a flag, something with "_", ".", "/" or "@{" inside, an ALL-CAPS or camelCase word.
-_NAME = re.compile(
-    r"--?[A-Za-z][\w-]*|.*@\{.*|\w+(?:[_./]\w+)+|[A-Z][A-Z0-9_]{2,}|[A-Za-z]\w*[a-z0-9][A-Z]\w*"
-)
+_NAME = re.compile(rf"--?[A-Za-z][\w-]*|.*@\{{.*|\w+(?:[_./]\w+)+|{CAPS}|{CAMEL}")
 _PLACEHOLDER = re.compile(r"<[^>]*>|[\[\]*`\"“”'()]")
 # A first line this short is the entry's head ("- *@{-<n>}*, e.g. *@{-1}*"): each name on it
 # is the entry's; on a longer line only the first is (the rest is the description).

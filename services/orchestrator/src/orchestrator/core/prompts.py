@@ -125,6 +125,9 @@ SYNTHESIS_SYSTEM = f"{SYSTEM}\n{SYNTHESIS_TASK.format(length=_LENGTH[None])}"
 # capitals are ~6 tokens and still 56 bits a page author cannot guess.
 _MARKER_LETTERS = string.ascii_uppercase
 _MARKER_LENGTH = 12
+# A fence marker as it appears in a prompt: this version's capitals, or the 16 hex digits of
+# prompts written before the eighth session (run bundles keep them; core/exports/replay.py).
+MARKER_PATTERN = rf"[A-Z]{{{_MARKER_LENGTH}}}|[0-9a-f]{{16}}"
 
 
 def new_boundary() -> str:

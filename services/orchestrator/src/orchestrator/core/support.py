@@ -76,7 +76,12 @@ VALUE_RE = re.compile(
     r"(?<![\w-])(?:--?[a-z][\w-]*|\d[\d,.]*\d|\d|[a-z_]*[_./][\w./-]*\w|\w+\(\))",
     re.IGNORECASE,
 )
-CAPS_RE = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
+# An ALL-CAPS name ("WHIP", "SQLITE_MAX_LENGTH") and a camelCase one ("H3MaxStreams"); the
+# patterns are shared with core/ending.py (a question's names) and core/entries.py (an entry's).
+CAPS = r"[A-Z][A-Z0-9_]{2,}"
+CAMEL = r"[A-Za-z]\w*[a-z0-9][A-Z]\w*"
+CAPS_RE = re.compile(rf"\b{CAPS}\b")
+CAMEL_RE = re.compile(rf"\b{CAMEL}")
 # Where a two-fact sentence joins its facts: ", and " or "; ".
 _CLAUSE_CUT = re.compile(r",\s+and\s+|;\s+")
 # Where a citation goes in a sentence: before its closing punctuation and trailing space.

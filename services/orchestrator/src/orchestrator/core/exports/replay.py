@@ -33,6 +33,7 @@ from orchestrator.core.exports.bundle import FORMAT, VERSION
 from orchestrator.core.exports.document import Part, Source, without_source_list
 from orchestrator.core.exports.formats import graded_sentences
 from orchestrator.core.llm import LLMError, Message
+from orchestrator.core.prompts import MARKER_PATTERN
 from orchestrator.core.research.context import Ctx
 from orchestrator.core.research.events import EventLog
 from orchestrator.core.research.state import ResearchState
@@ -40,10 +41,9 @@ from orchestrator.core.research.synthesis import plan_sections, synthesise
 
 MAX_BUNDLE_BYTES = 512 * 1024 * 1024
 # What a replayed prompt may differ in: the date (a replay on another day) and the fence
-# marker (orchestrator/core/prompts.py draws one at random per prompt: capital letters since
-# the eighth session, hex digits in bundles written before it).
+# marker (core/prompts.py draws one at random per prompt).
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
-_MARKER = re.compile(r"use the marker ([0-9a-f]{8,}|[A-Z]{8,})")
+_MARKER = re.compile(rf"use the marker ({MARKER_PATTERN})\b")
 
 
 def _normal(messages: object) -> str:

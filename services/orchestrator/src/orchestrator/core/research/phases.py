@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from orchestrator.core.citations import strip_citations
 from orchestrator.core.research.context import Ctx
 from orchestrator.core.research.prompts import evaluate_messages, scope_messages
 from orchestrator.core.research.schemas import DIMENSION_CHARS, Evaluation, Scope, fallback_scope
@@ -15,11 +16,15 @@ MAX_NEW_DIMENSIONS = 3
 
 
 def clean_titles(titles: Iterable[str], existing: Iterable[str] = ()) -> list[str]:
-    """Trimmed, non-empty, without repeats (case-insensitive), each cut to a search query."""
+    """Trimmed, non-empty, without repeats (case-insensitive), each cut to a search query.
+
+    Citation markers are dropped: a title becomes a search query, a heading, a contents line
+    and a plan shown in the UI, none of which a citation check reads (Gemma 270M once wrote a
+    "[1000…0]" into one, and the report cited a source that does not exist)."""
     seen = {t.strip().lower() for t in existing}
     out = []
     for title in titles:
-        text = " ".join(title.split())[:DIMENSION_CHARS]
+        text = " ".join(strip_citations(title).split())[:DIMENSION_CHARS]
         if text and text.lower() not in seen:
             seen.add(text.lower())
             out.append(text)

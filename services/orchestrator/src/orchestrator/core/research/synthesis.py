@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from orchestrator.core.citations import check_citations, strip_citations
+from orchestrator.core.citations import check_citations
 from orchestrator.core.llm import LLMError, Message
 from orchestrator.core.research.context import Ctx
 from orchestrator.core.research.prompts import DUE_DILIGENCE_SECTIONS, SUMMARY, section_messages
@@ -52,14 +52,11 @@ def plan_sections(state: ResearchState, mode: str) -> list[Plan]:
     key, title, instruction = SUMMARY
     plans = [Plan(key, title, instruction, list(findings), top)]
     for f in findings:
-        # A title is model-written (scope, evaluation) and no citation check reads it: a
-        # "[1000…0]" a small model put in one would reach the heading and the contents.
-        title = " ".join(strip_citations(f.title).split()) or f.dimension
         plans.append(
             Plan(
                 f.dimension,
-                title,
-                f"Report what the sources say about: {title}.",
+                f.title,
+                f"Report what the sources say about: {f.title}.",
                 [f],
                 [state.source(n) for n in f.sources],
             )
