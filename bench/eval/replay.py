@@ -30,7 +30,7 @@ from orchestrator.core.ask.synthesise import SentenceChecker, kept_rest
 from orchestrator.core.ending import conclude
 from orchestrator.core.support import SentenceStream, model_claims, with_model_marks
 
-from bench.eval.answers import answer_row, format_answers
+from bench.eval.answers import answer_row, cited, format_answers, verdict
 from bench.eval.metrics import Outcome
 from bench.eval.questions import Question, load
 from bench.eval.report import role
@@ -120,6 +120,9 @@ def main() -> None:
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--roles", nargs="*", default=[], help="only these (tuning, held-out)")
     parser.add_argument("--show", action="store_true", help="print each answer that changed")
+    parser.add_argument(
+        "--wrong", action="store_true", help="print each replayed answer that is wrong and cited"
+    )
     args = parser.parse_args()
     questions = {q.id: q for q in load()}
     scores = support_model()
@@ -138,6 +141,8 @@ def main() -> None:
         replayed.append(after)
         if args.show and before.answer != after.answer:
             print(f"--- {q.id}\n  was: {before.answer[:300]!r}\n  now: {after.answer[:300]!r}")
+        if args.wrong and verdict(after) == "wrong" and cited(after.answer):
+            print(f"--- {q.id} ({q.kind}): {q.question}\n  {after.answer[:400]!r}")
     print(format_answers(_table(stored) + _table(replayed)))
 
 

@@ -35,7 +35,7 @@ from orchestrator.core.llm import LLMError
 from orchestrator.core.schemas import Plan
 
 from bench.models.cases import JUDGE_CASES, PLAN_CASES, PlanCase
-from scripts import embedded_llm
+from scripts import embedded_llm, llm_select
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT_S = 300.0
@@ -174,7 +174,9 @@ async def _evaluate(url: str, spec: embedded_llm.ModelSpec) -> list[Row]:
         LLM_MODEL=spec.key,
         LLM_SCHEMA_DIALECT="json_object",
         LLM_FOLD_SYSTEM=spec.fold_system,
-        LLM_TEMPERATURE=0,
+        # make run's sampling for the embedded model (greedy, no repeat penalty)
+        LLM_TEMPERATURE=float(llm_select.EMBEDDED_SAMPLING["LLM_TEMPERATURE"]),
+        LLM_REPEAT_PENALTY=float(llm_select.EMBEDDED_SAMPLING["LLM_REPEAT_PENALTY"]),
         LLM_TIMEOUT_S=CALL_TIMEOUT_S,
         LLM_FIRST_TOKEN_TIMEOUT_S=CALL_TIMEOUT_S,
     )

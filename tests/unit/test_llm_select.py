@@ -77,6 +77,10 @@ def test_embedded_default_is_qwen_with_cpu_timeouts() -> None:
     assert "LLM_FOLD_SYSTEM" not in choice.env
     # ORCHESTRATOR_MODE=auto then picks speed for the CPU model.
     assert choice.env["LLM_EMBEDDED"] == "true"
+    # Greedy, without llama.cpp's repeat penalty (docs/models.md, Sampling).
+    assert choice.env["LLM_TEMPERATURE"] == "0"
+    assert choice.env["LLM_REPEAT_PENALTY"] == "1.0"
+    assert "LLM_TEMPERATURE" not in llm_select.choose({"LLM_TEMPERATURE": "0.7"}, nobody).env
 
 
 def test_embedded_gemma_folds_the_system_prompt() -> None:

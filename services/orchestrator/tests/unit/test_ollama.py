@@ -59,3 +59,18 @@ async def test_numeric_keep_alive_is_sent_as_seconds(http: httpx.AsyncClient) ->
         llm = OllamaClient(fake.url, http, LLMOptions(model="qwen", keep_alive="-1"))
         await llm.complete_json(MESSAGES, SCHEMA, timeout=5)
     assert fake.calls[0].body["keep_alive"] == -1.0
+
+
+async def test_repeat_penalty_is_sent_only_when_set(http: httpx.AsyncClient) -> None:
+    async with FakeLLM() as fake:
+        fake.queue("synthesis", Say("One [1]."))
+        fake.queue("synthesis", Say("Two [1]."))
+        plain = OllamaClient(fake.url, http, LLMOptions(model="qwen"))
+        set_ = OllamaClient(fake.url, http, LLMOptions(model="qwen", repeat_penalty=1.0))
+        for llm in (plain, set_):
+            assert "".join([d async for d in llm.stream_chat(MESSAGES, timeout=5)])
+        await set_.complete_json(MESSAGES, SCHEMA, timeout=5)
+    options = [c.body["options"] for c in fake.calls]
+    assert "repeat_penalty" not in options[0]  # Ollama's own default applies
+    assert options[1]["repeat_penalty"] == 1.0
+    assert options[2]["repeat_penalty"] == 1.0  # decisions too

@@ -120,3 +120,20 @@ async def test_one_sse_line_parser_for_answers_and_tool_calls(
     for bad in ("data: not json", "data: [1, 2]", 'data: {"error": {"message": "overloaded"}}'):
         with pytest.raises(LLMError):
             client._parse_line(bad, url)
+
+
+async def test_repeat_penalty_is_sent_only_when_set(http: httpx.AsyncClient) -> None:
+    # llama.cpp's servers read "repeat_penalty" (default 1.1); other servers never see it.
+    async with FakeLLM() as fake:
+        fake.queue("synthesis", Say("One [1]."))
+        fake.queue("synthesis", Say("Two [1]."))
+        plain = OpenAIClient(fake.url, http, LLMOptions(model="m"))
+        set_ = OpenAIClient(fake.url, http, LLMOptions(model="m", repeat_penalty=1.0))
+        for llm in (plain, set_):
+            assert "".join([d async for d in llm.stream_chat(MESSAGES, timeout=5)])
+        await set_.complete_json(MESSAGES, SCHEMA, timeout=5)
+    bodies = [c.body for c in fake.calls]
+    assert "repeat_penalty" not in bodies[0]
+    assert bodies[1]["repeat_penalty"] == 1.0
+    assert bodies[2]["repeat_penalty"] == 1.0
+    assert bodies[2]["temperature"] == 0.0

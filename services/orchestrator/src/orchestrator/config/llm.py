@@ -33,6 +33,11 @@ class LLMSettings(BaseModel):
         validation_alias="LLM_KEEP_ALIVE",
     )
     llm_temperature: float = Field(default=0.2, ge=0, le=2, validation_alias="LLM_TEMPERATURE")
+    # Sent only when set: llama.cpp's servers and Ollama penalise repeated tokens (1.1) unless
+    # told otherwise; `make run` sets 1.0 for the embedded model (docs/models.md, Sampling).
+    llm_repeat_penalty: float | None = Field(
+        default=None, gt=0, le=2, validation_alias="LLM_REPEAT_PENALTY"
+    )
     llm_max_tokens: int = Field(default=1024, ge=16, le=32_768, validation_alias="LLM_MAX_TOKENS")
     # Fold system messages into the first user turn, for chat formats that drop them silently
     # (llama-cpp-python's "gemma" format for the Gemma 3 270M base model).

@@ -43,6 +43,7 @@ class LLMOptions:
     model: str
     api_key: str = ""
     temperature: float = 0.2
+    repeat_penalty: float | None = None
     max_tokens: int = 1024
     connect_timeout_s: float = 5.0
     timeout_s: float = 120.0

@@ -17,6 +17,7 @@ def llm_options(settings: Settings) -> LLMOptions:
         model=settings.llm_model,
         api_key=settings.llm_api_key.get_secret_value(),
         temperature=settings.llm_temperature,
+        repeat_penalty=settings.llm_repeat_penalty,
         max_tokens=settings.llm_max_tokens,
         connect_timeout_s=settings.llm_connect_timeout_s,
         timeout_s=settings.llm_timeout_s,

@@ -24,7 +24,7 @@ class OllamaClient(HttpChatClient):
         return base_url.removesuffix("/api")
 
     def _body(self, messages: list[Message], *, stream: bool) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "model": self._opts.model,
             "messages": self._messages(messages),
             "stream": stream,  # explicit: Ollama streams when it is omitted
@@ -36,6 +36,9 @@ class OllamaClient(HttpChatClient):
                 "num_predict": self._opts.max_tokens,
             },
         }
+        if self._opts.repeat_penalty is not None:
+            body["options"]["repeat_penalty"] = self._opts.repeat_penalty
+        return body
 
     def _json_body(self, messages: list[Message], schema: dict[str, Any]) -> dict[str, Any]:
         body = self._body(messages, stream=True)

@@ -89,13 +89,17 @@ class OpenAIClient(HttpChatClient):
         return True
 
     def _body(self, messages: list[Message], *, stream: bool) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "model": self._opts.model,
             "messages": self._messages(messages),
             "stream": stream,
             "temperature": self._opts.temperature,
             "max_tokens": self._opts.max_tokens,
         }
+        if self._opts.repeat_penalty is not None:
+            # Not OpenAI's wire: llama.cpp's servers read it (their default is 1.1).
+            body["repeat_penalty"] = self._opts.repeat_penalty
+        return body
 
     def _json_body(self, messages: list[Message], schema: dict[str, Any]) -> dict[str, Any]:
         body = self._body(messages, stream=True)
